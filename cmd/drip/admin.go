@@ -1,0 +1,470 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/user"
+)
+
+// adminCmd is one operator command. Each runs against the database alone,
+// so it works while drip serve runs on the same database.
+type adminCmd struct {
+	summary string
+	// flags registers the command's own flags and returns what runs it.
+	flags func(fs *flag.FlagSet) func(ctx context.Context, svc *services) (result any, human string, err error)
+}
+
+var adminCmds = map[string]adminCmd{
+	"user create":             {"create a user", userCreate},
+	"user link-address":       {"link a wallet address to a user for one coin", userLinkAddress},
+	"user suspend":            {"suspend a user", userSetStatus(drip.UserSuspended)},
+	"user unsuspend":          {"reactivate a suspended user", userSetStatus(drip.UserActive)},
+	"faucet create":           {"create a faucet; prints its v1 key once", faucetCreate},
+	"faucet show":             {"show a faucet's settings and balances", faucetShow},
+	"faucet rotate-key":       {"issue a new v1 key beside the current one", faucetRotateKey},
+	"faucet confirm-rotation": {"make the new v1 key the only key (the old one dies at once)", faucetConfirmRotation},
+	"faucet set-ip-whitelist": {"replace the IP whitelist (addresses or CIDRs; empty clears)", faucetSetIPWhitelist},
+	"faucet set-limits":       {"replace the owner's send limits (D41)", faucetSetLimits},
+	"faucet set-rules":        {"change the anti-fraud rules (D42)", faucetSetRules},
+	"deposit":                 {"credit a faucet from system:deposits", deposit},
+	"coin list":               {"list coins", coinList},
+	"coin enable":             {"enable a coin", coinSetActive(true)},
+	"coin disable":            {"disable a coin", coinSetActive(false)},
+	"reconcile":               {"check the ledger invariant (D3); exits 1 on any mismatch", reconcile},
+}
+
+func adminUsage() string {
+	names := make([]string, 0, len(adminCmds))
+	for name := range adminCmds {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("Usage: drip admin <command> [flags] [--json]\n\nCommands:\n")
+	for _, name := range names {
+		fmt.Fprintf(&b, "  %-24s %s\n", name, adminCmds[name].summary)
+	}
+	return b.String()
+}
+
+func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	name, rest := "", args
+	for i := 0; i < len(args) && i < 2; i++ {
+		if strings.HasPrefix(args[i], "-") {
+			break
+		}
+		name = strings.TrimSpace(name + " " + args[i])
+		rest = args[i+1:]
+		if _, ok := adminCmds[name]; ok {
+			break
+		}
+	}
+	cmd, ok := adminCmds[name]
+	if !ok {
+		fmt.Fprint(stderr, adminUsage())
+		return usagef("unknown admin command %q", name)
+	}
+	fs := flag.NewFlagSet("drip admin "+name, flag.ContinueOnError)
+	var d dbFlags
+	d.register(fs)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	runCmd := cmd.flags(fs)
+	if err := parseFlags(fs, rest, stderr); err != nil {
+		return err
+	}
+	svc, err := openServices(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer svc.store.Close()
+	result, human, err := runCmd(ctx, svc)
+	if result != nil {
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if encErr := enc.Encode(result); encErr != nil {
+				return encErr
+			}
+		} else {
+			fmt.Fprintln(stdout, human)
+		}
+	}
+	return err
+}
+
+// required returns a usage error naming the first empty flag.
+func required(pairs ...string) error {
+	for i := 0; i < len(pairs); i += 2 {
+		if strings.TrimSpace(pairs[i+1]) == "" {
+			return usagef("--%s is required", pairs[i])
+		}
+	}
+	return nil
+}
+
+type runFunc = func(ctx context.Context, svc *services) (any, string, error)
+
+func userCreate(fs *flag.FlagSet) runFunc {
+	username := fs.String("username", "", "3-32 characters of a-z, 0-9 and _")
+	email := fs.String("email", "", "email address")
+	password := fs.String("password", "", "optional password (stored as argon2id)")
+	verified := fs.Bool("verified", false, "mark the email address verified (unverified users cannot be paid)")
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		if err := required("username", *username, "email", *email); err != nil {
+			return nil, "", err
+		}
+		u, err := svc.users.Create(ctx, user.CreateParams{Username: *username, Email: *email, Password: *password, Verified: *verified})
+		if err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"id": u.ID, "username": u.Username, "email": u.Email, "payout_user_hash": u.PayoutUserHash},
+			fmt.Sprintf("user %d %s <%s> payout_user_hash %s", u.ID, u.Username, u.Email, u.PayoutUserHash), nil
+	}
+}
+
+func userLinkAddress(fs *flag.FlagSet) runFunc {
+	username := fs.String("username", "", "the user")
+	coinSym := fs.String("coin", "", "coin symbol, e.g. DOGE")
+	address := fs.String("address", "", "wallet address")
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		if err := required("username", *username, "coin", *coinSym, "address", *address); err != nil {
+			return nil, "", err
+		}
+		u, err := svc.users.ByUsername(ctx, *username)
+		if err != nil {
+			return nil, "", err
+		}
+		c, err := knownCoin(ctx, svc, *coinSym)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := svc.users.LinkAddress(ctx, u, c, *address); err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"username": u.Username, "coin": c, "address": strings.TrimSpace(*address)},
+			fmt.Sprintf("%s address %s linked to %s", c, strings.TrimSpace(*address), u.Username), nil
+	}
+}
+
+func userSetStatus(status drip.UserStatus) func(fs *flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
+		username := fs.String("username", "", "the user")
+		return func(ctx context.Context, svc *services) (any, string, error) {
+			if err := required("username", *username); err != nil {
+				return nil, "", err
+			}
+			u, err := svc.users.ByUsername(ctx, *username)
+			if err != nil {
+				return nil, "", err
+			}
+			if err := svc.users.SetStatus(ctx, u, status); err != nil {
+				return nil, "", err
+			}
+			return map[string]any{"username": u.Username, "status": status}, fmt.Sprintf("%s is %s", u.Username, status), nil
+		}
+	}
+}
+
+func faucetCreate(fs *flag.FlagSet) runFunc {
+	owner := fs.String("owner", "", "username of the owner")
+	name := fs.String("name", "", "faucet name")
+	domain := fs.String("domain", "", "faucet domain, e.g. faucet.example.com")
+	url := fs.String("url", "", "faucet URL on that domain")
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		if err := required("owner", *owner, "name", *name, "domain", *domain, "url", *url); err != nil {
+			return nil, "", err
+		}
+		u, err := svc.users.ByUsername(ctx, *owner)
+		if err != nil {
+			return nil, "", err
+		}
+		f, key, err := svc.faucets.Create(ctx, faucet.CreateParams{OwnerID: u.ID, Name: *name, Domain: *domain, URL: *url})
+		if err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"id": f.ID, "api_key": key},
+			fmt.Sprintf("faucet %d created\napi_key %s (shown once; stored hashed)", f.ID, key), nil
+	}
+}
+
+// faucetFlag registers --faucet and returns a getter of the faucet it names.
+func faucetFlag(fs *flag.FlagSet) func(ctx context.Context, svc *services) (*drip.Faucet, error) {
+	id := fs.Int64("faucet", 0, "faucet id")
+	return func(ctx context.Context, svc *services) (*drip.Faucet, error) {
+		if *id <= 0 {
+			return nil, usagef("--faucet is required (a faucet id)")
+		}
+		return svc.faucets.Get(ctx, *id)
+	}
+}
+
+// faucetView is a faucet as the admin commands print it.
+func faucetView(f *drip.Faucet) map[string]any {
+	ips := make([]string, 0, len(f.IPWhitelist))
+	for _, p := range f.IPWhitelist {
+		ips = append(ips, p.String())
+	}
+	limits := f.Limits
+	if limits == nil {
+		limits = []drip.Limit{}
+	}
+	return map[string]any{"id": f.ID, "owner_id": f.OwnerID, "name": f.Name, "domain": f.Domain, "url": f.URL,
+		"ip_whitelist": ips, "limits": limits, "rules": f.Rules}
+}
+
+func faucetShow(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		balances, err := svc.store.BalanceList(ctx, f.AccountID)
+		if err != nil {
+			return nil, "", err
+		}
+		view := faucetView(f)
+		bal := map[string]int64{}
+		lines := []string{}
+		for _, b := range balances {
+			bal[b.Coin] = b.Amount
+			lines = append(lines, fmt.Sprintf("  %-5s %d", b.Coin, b.Amount))
+		}
+		view["balances"] = bal
+		out, _ := json.MarshalIndent(faucetView(f), "", "  ")
+		return view, string(out) + "\nbalances:\n" + strings.Join(lines, "\n"), nil
+	}
+}
+
+func faucetRotateKey(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		key, err := svc.faucets.RotateKey(ctx, f.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"pending_api_key": key},
+			fmt.Sprintf("pending api_key %s (shown once). Both keys work until: drip admin faucet confirm-rotation --faucet %d", key, f.ID), nil
+	}
+}
+
+func faucetConfirmRotation(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := svc.faucets.ConfirmRotation(ctx, f.ID); err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"id": f.ID, "confirmed": true}, fmt.Sprintf("faucet %d: the new key is now the only key", f.ID), nil
+	}
+}
+
+func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	ips := fs.String("ips", "", "addresses or CIDRs, comma-separated; empty clears the whitelist")
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		list, err := faucet.ParseIPList(*ips)
+		if err != nil {
+			return nil, "", err
+		}
+		if f, err = svc.faucets.SetIPWhitelist(ctx, f.ID, list); err != nil {
+			return nil, "", err
+		}
+		v := faucetView(f)
+		return map[string]any{"id": f.ID, "ip_whitelist": v["ip_whitelist"]}, fmt.Sprintf("faucet %d ip_whitelist %v", f.ID, v["ip_whitelist"]), nil
+	}
+}
+
+func faucetSetLimits(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	raw := fs.String("limits", "", `JSON list, e.g. [{"coin":"BTC","per":"recipient","window_seconds":3600,"max_count":1}]; [] clears`)
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		dec := json.NewDecoder(strings.NewReader(*raw))
+		dec.DisallowUnknownFields()
+		var limits []drip.Limit
+		if err := dec.Decode(&limits); err != nil {
+			return nil, "", usagef("--limits: %v", err)
+		}
+		coins, err := svc.coins.List(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		if f, err = svc.faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
+			return nil, "", err
+		}
+		v := faucetView(f)
+		return map[string]any{"id": f.ID, "limits": v["limits"]}, fmt.Sprintf("faucet %d: %d send limits set", f.ID, len(f.Limits)), nil
+	}
+}
+
+func faucetSetRules(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	antiFraud := fs.String("anti-fraud", "", "on or off")
+	trust := fs.String("trust-rank", "", "minimum trust rank a recipient needs, 0-100")
+	negative := fs.String("negative-rank", "", "maximum negative rank tolerated, 0-100")
+	whitelist := fs.String("whitelist", "\x00", "comma-separated usernames, emails, addresses, hashes, IPs or CIDRs; empty clears")
+	blacklist := fs.String("blacklist", "\x00", "as --whitelist")
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		var c faucet.RulesChange
+		switch *antiFraud {
+		case "":
+		case "on", "off":
+			on := *antiFraud == "on"
+			c.AntiFraud = &on
+		default:
+			return nil, "", usagef("--anti-fraud must be on or off")
+		}
+		for _, r := range []struct {
+			name, val string
+			into      **int
+		}{{"trust-rank", *trust, &c.TrustRank}, {"negative-rank", *negative, &c.NegativeRank}} {
+			if r.val == "" {
+				continue
+			}
+			n, err := strconv.Atoi(r.val)
+			if err != nil {
+				return nil, "", usagef("--%s must be an integer 0-100", r.name)
+			}
+			*r.into = &n
+		}
+		c.Whitelist, c.Blacklist = splitList(*whitelist), splitList(*blacklist)
+		if f, err = svc.faucets.SetRules(ctx, f.ID, c); err != nil {
+			return nil, "", err
+		}
+		out, _ := json.Marshal(f.Rules)
+		return map[string]any{"id": f.ID, "rules": f.Rules}, fmt.Sprintf("faucet %d rules %s", f.ID, out), nil
+	}
+}
+
+// splitList reads a comma-separated flag; the "\x00" default means "not given".
+func splitList(s string) *[]string {
+	if s == "\x00" {
+		return nil
+	}
+	list := []string{}
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			list = append(list, e)
+		}
+	}
+	return &list
+}
+
+// knownCoin returns the symbol of a coin the database has, active or not.
+func knownCoin(ctx context.Context, svc *services, symbol string) (string, error) {
+	coins, err := svc.coins.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range coins {
+		if c.Symbol == strings.ToUpper(symbol) {
+			return c.Symbol, nil
+		}
+	}
+	return "", drip.Errorf(drip.CodeInvalidCurrency, "No coin %q.", symbol)
+}
+
+func deposit(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	coinSym := fs.String("coin", "", "coin symbol")
+	amount := fs.String("amount", "", "amount in smallest units (positive integer)")
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		c, err := knownCoin(ctx, svc, *coinSym)
+		if err != nil {
+			return nil, "", err
+		}
+		n, ok := drip.ParseAmount(*amount)
+		if !ok {
+			return nil, "", usagef("--amount must be a positive integer in smallest units")
+		}
+		balance, err := svc.ledger.Deposit(ctx, f, c, n)
+		if err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"faucet": f.ID, "coin": c, "amount": n, "balance": balance},
+			fmt.Sprintf("faucet %d: %s balance %d (%s)", f.ID, c, balance, drip.FormatCoins(balance)), nil
+	}
+}
+
+func coinList(fs *flag.FlagSet) runFunc {
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		coins, err := svc.coins.List(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		out := []map[string]any{}
+		lines := []string{}
+		for _, c := range coins {
+			out = append(out, map[string]any{"symbol": c.Symbol, "name": c.Name, "active": c.Active, "min_payout": c.MinPayout})
+			state := "active"
+			if !c.Active {
+				state = "disabled"
+			}
+			lines = append(lines, fmt.Sprintf("%-5s %-14s %s", c.Symbol, c.Name, state))
+		}
+		return out, strings.Join(lines, "\n"), nil
+	}
+}
+
+func coinSetActive(active bool) func(fs *flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
+		symbol := fs.String("coin", "", "coin symbol")
+		return func(ctx context.Context, svc *services) (any, string, error) {
+			if err := required("coin", *symbol); err != nil {
+				return nil, "", err
+			}
+			if err := svc.coins.SetActive(ctx, *symbol, active); err != nil {
+				return nil, "", err
+			}
+			return map[string]any{"symbol": strings.ToUpper(*symbol), "active": active},
+				fmt.Sprintf("%s active=%v", strings.ToUpper(*symbol), active), nil
+		}
+	}
+}
+
+func reconcile(fs *flag.FlagSet) runFunc {
+	return func(ctx context.Context, svc *services) (any, string, error) {
+		r, err := svc.ledger.Reconcile(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		out := map[string]any{"ok": r.OK(), "coin_sums": r.CoinSums, "accounts": r.Accounts, "payouts": r.Payouts}
+		if r.OK() {
+			return out, "ledger reconciles: every coin sums to zero, every balance equals its journal", nil
+		}
+		human, _ := json.MarshalIndent(out, "", "  ")
+		return out, "LEDGER MISMATCH\n" + string(human), fmt.Errorf("ledger does not reconcile")
+	}
+}

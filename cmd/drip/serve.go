@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/apiv1"
+	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/server"
+)
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("drip serve", flag.ContinueOnError)
+	var d dbFlags
+	d.register(fs)
+	listen := fs.String("listen", "127.0.0.1:8080", "address to serve HTTP on")
+	baseURL := fs.String("base-url", "", "public URL of the service (default http://<listen address>)")
+	demo := fs.Bool("demo", false, "create (once) a funded demo faucet and recipients, and print a working curl line")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	ratePerMinute := fs.Float64("rate-per-minute", ratelimit.Default.PerMinute, "request rate per key (D40)")
+	rateBurst := fs.Int("rate-burst", ratelimit.Default.Burst, "request burst per key (D40)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if *ratePerMinute <= 0 || *rateBurst < 1 {
+		return usagef("--rate-per-minute and --rate-burst must be positive")
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	svc, err := openServices(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer svc.store.Close()
+
+	payouts := payout.NewService(payout.Deps{
+		Store: svc.store, Faucets: svc.faucets, Users: svc.users, Coins: svc.coins, Ledger: svc.ledger,
+		Limiter: ratelimit.NewMemory(ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst}, svc.now),
+		Now:     svc.now,
+	})
+	handler := server.New(server.Handlers{V1: apiv1.New(payouts, log, apiv1.Options{})}, log)
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	base := *baseURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	if *demo {
+		if err := runDemo(ctx, svc, base, stdout); err != nil {
+			ln.Close()
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	log.Info("drip serving", "addr", ln.Addr().String(), "engine", svc.store.Engine(), "base_url", base, "pid", os.Getpid())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	// Stop accepting, let in-flight requests finish; a payout's transaction
+	// either commits before its reply or never happened.
+	log.Info("drip shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("drip stopped")
+	return nil
+}

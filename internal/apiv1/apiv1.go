@@ -1,0 +1,252 @@
+// Package apiv1 serves the v1 interface at /api/v1 (spec 4.1, D20-D27):
+// form-encoded POSTs authenticated by the faucet's api_key, replies always
+// HTTP 200 with the outcome in the body's status. Handlers decode, call the
+// payout service, and encode; the rules live in the service.
+package apiv1
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/payout"
+)
+
+// Prefix is where v1 is mounted.
+const Prefix = "/api/v1"
+
+// dateLayout is D23: dd-mm-yy HH:MM:SS GMT, in UTC, as FaucetPay writes it.
+const dateLayout = "02-01-06 15:04:05 GMT"
+
+// Handler serves v1.
+type Handler struct {
+	svc      *payout.Service
+	log      *slog.Logger
+	clientIP func(*http.Request) netip.Addr
+	ops      map[string]op
+}
+
+// op is one v1 operation, run for an authorized caller.
+type op func(ctx context.Context, c *payout.Caller, p params) (any, error)
+
+// Options adjust the handler.
+type Options struct {
+	// ClientIP tells the caller's address, checked against the faucet's IP
+	// whitelist; the default is the connection's remote address.
+	ClientIP func(*http.Request) netip.Addr
+}
+
+// New returns the v1 handler; mount it at Prefix + "/".
+func New(svc *payout.Service, log *slog.Logger, opts Options) *Handler {
+	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP}
+	if h.clientIP == nil {
+		h.clientIP = RemoteIP
+	}
+	h.ops = map[string]op{
+		"/send":         h.send,
+		"/checkaddress": h.checkAddress,
+		"/getbalance":   h.getBalance,
+		"/balance":      h.getBalance, // alias (D20)
+		"/payouts":      h.payouts,
+		"/currencies":   h.currencies,
+	}
+	return h
+}
+
+// RemoteIP is the address of the connection a request came on.
+func RemoteIP(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
+
+type params struct{ url.Values }
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// D21: 404 first, then 403, then what the service decides.
+	op, known := h.ops[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, Prefix), "/")]
+	if !known {
+		h.reply(w, r, nil, drip.Errorf(drip.CodeNotFound, "Unknown method."))
+		return
+	}
+	if r.Method != http.MethodPost {
+		h.reply(w, r, nil, drip.Errorf(drip.CodeNotFound, "Requests must be POST."))
+		return
+	}
+	values, err := readParams(w, r)
+	if err != nil {
+		h.reply(w, r, nil, err)
+		return
+	}
+	p := params{values}
+	caller, err := h.svc.AuthorizeV1(r.Context(), p.Get("api_key"), h.clientIP(r))
+	if err != nil {
+		h.reply(w, r, nil, err)
+		return
+	}
+	result, err := op(r.Context(), caller, p)
+	h.reply(w, r, result, err)
+}
+
+// errorReply is every v1 refusal: the envelope alone (spec 2.1).
+type errorReply struct {
+	Status  int    `json:"status"`
+	Message string `json:"message"`
+}
+
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, result any, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	httpStatus := http.StatusOK
+	if err != nil {
+		status, ok := drip.ErrorCode(err).V1Status()
+		if !ok {
+			// Not the client's doing (a database failure, a bug): the one
+			// case that is not HTTP 200, logged once here with its cause.
+			h.log.ErrorContext(r.Context(), "v1 request failed", "path", r.URL.Path, "err", err)
+			status, httpStatus = http.StatusInternalServerError, http.StatusInternalServerError
+		}
+		result = errorReply{Status: status, Message: drip.ErrorMessage(err)}
+	}
+	w.WriteHeader(httpStatus)
+	_ = json.NewEncoder(w).Encode(result)
+}
+
+// coins writes an amount of smallest units as an exact JSON number of whole coins (D1).
+func coins(units int64) json.Number { return json.Number(drip.FormatCoins(units)) }
+
+type sendReply struct {
+	Status             int         `json:"status"`
+	Message            string      `json:"message"`
+	RateLimitRemaining float64     `json:"rate_limit_remaining"`
+	Currency           string      `json:"currency"`
+	Balance            int64       `json:"balance"`
+	BalanceBitcoin     json.Number `json:"balance_bitcoin"`
+	PayoutID           int64       `json:"payout_id"`
+	PayoutUserHash     string      `json:"payout_user_hash"`
+}
+
+func (h *Handler) send(ctx context.Context, c *payout.Caller, p params) (any, error) {
+	res, err := h.svc.Send(ctx, c, payout.SendRequest{
+		To: p.Get("to"), Currency: p.Get("currency"), Amount: p.Get("amount"),
+		IPAddress: p.Get("ip_address"), Referral: p.Get("referral"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sendReply{
+		Status: 200, Message: "Payout sent.", RateLimitRemaining: float64(int64(res.RateRemaining)),
+		Currency: res.Currency, Balance: res.Balance, BalanceBitcoin: coins(res.Balance),
+		PayoutID: res.PayoutID, PayoutUserHash: res.PayoutUserHash,
+	}, nil
+}
+
+type checkAddressReply struct {
+	Status         int    `json:"status"`
+	Message        string `json:"message"`
+	PayoutUserHash string `json:"payout_user_hash"`
+}
+
+func (h *Handler) checkAddress(ctx context.Context, c *payout.Caller, p params) (any, error) {
+	u, err := h.svc.CheckAddress(ctx, c, p.Get("address"), p.Get("currency"))
+	if err != nil {
+		return nil, err
+	}
+	return checkAddressReply{Status: 200, Message: "The address belongs to a registered user.", PayoutUserHash: u.PayoutUserHash}, nil
+}
+
+type balanceReply struct {
+	Status         int         `json:"status"`
+	Message        string      `json:"message"`
+	Currency       string      `json:"currency"`
+	Balance        int64       `json:"balance"`
+	BalanceBitcoin json.Number `json:"balance_bitcoin"`
+}
+
+func (h *Handler) getBalance(ctx context.Context, c *payout.Caller, p params) (any, error) {
+	currency := p.Get("currency")
+	b, err := h.svc.Balance(ctx, c, currency)
+	if err != nil {
+		return nil, err
+	}
+	return balanceReply{Status: 200, Message: "OK", Currency: currency, Balance: b, BalanceBitcoin: coins(b)}, nil
+}
+
+type reward struct {
+	To     string `json:"to"`
+	Amount int64  `json:"amount"`
+	Date   string `json:"date"`
+}
+
+type payoutsReply struct {
+	Status  int      `json:"status"`
+	Message string   `json:"message"`
+	Rewards []reward `json:"rewards"`
+}
+
+func (h *Handler) payouts(ctx context.Context, c *payout.Caller, p params) (any, error) {
+	list, err := h.svc.Payouts(ctx, c, p.Get("currency"), parseCount(p.Get("count")))
+	if err != nil {
+		return nil, err
+	}
+	rewards := make([]reward, len(list))
+	for i, po := range list {
+		rewards[i] = reward{To: po.To, Amount: po.Amount, Date: po.CreatedAt.UTC().Format(dateLayout)}
+	}
+	return payoutsReply{Status: 200, Message: "OK", Rewards: rewards}, nil
+}
+
+type coinName struct {
+	Name    string `json:"name"`
+	Acronym string `json:"acronym"`
+}
+
+type currenciesReply struct {
+	Status          int        `json:"status"`
+	Message         string     `json:"message"`
+	Currencies      []string   `json:"currencies"`
+	CurrenciesNames []coinName `json:"currencies_names"`
+}
+
+func (h *Handler) currencies(ctx context.Context, c *payout.Caller, _ params) (any, error) {
+	list, err := h.svc.Currencies(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	reply := currenciesReply{Status: 200, Message: "OK", Currencies: []string{}, CurrenciesNames: []coinName{}}
+	for _, coin := range list {
+		reply.Currencies = append(reply.Currencies, coin.Symbol)
+		reply.CurrenciesNames = append(reply.CurrenciesNames, coinName{Name: coin.Name, Acronym: coin.Symbol})
+	}
+	return reply, nil
+}
+
+// parseCount reads the payouts count (D27): an integer, clamped to 1-100 by
+// the service (integers too long for int64 clamp by their sign); anything
+// else, or nothing, means the default 10.
+func parseCount(s string) int {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	var numErr *strconv.NumError
+	switch {
+	case err == nil:
+		return int(min(max(n, 0), 101))
+	case errors.As(err, &numErr) && numErr.Err == strconv.ErrRange:
+		if strings.HasPrefix(strings.TrimSpace(s), "-") {
+			return 0
+		}
+		return 101
+	default:
+		return 10
+	}
+}

@@ -1,0 +1,58 @@
+// Package drip holds the domain types shared by every part of the service:
+// amounts, coins, users, faucets, payouts and the application error type.
+// It imports nothing internal, so every other package can depend on it.
+package drip
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Decimals is the number of decimal places of every coin's smallest unit (D1):
+// one coin is 100,000,000 units, as FaucetPay does for every coin.
+const Decimals = 8
+
+const unitsPerCoin = 100_000_000
+
+// ParseAmount reads a send amount: a base-10 positive integer that fits int64
+// (D22). Signs, fractions, exponents, spaces and the empty string are refused,
+// so "1.5", "-3", "0", "", "1e3" and "+5" are all invalid.
+func ParseAmount(s string) (int64, bool) {
+	if s == "" || len(s) > 19 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// FormatCoins writes an amount of smallest units as an exact decimal number
+// of whole coins ("0.00004321"), without going through float64 (D1). Trailing
+// zeros are trimmed; whole amounts keep no decimal point ("2").
+func FormatCoins(units int64) string {
+	neg := units < 0
+	u := uint64(units)
+	if neg {
+		u = uint64(-units)
+	}
+	whole := u / unitsPerCoin
+	frac := u % unitsPerCoin
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	b.WriteString(strconv.FormatUint(whole, 10))
+	if frac != 0 {
+		f := strconv.FormatUint(frac+unitsPerCoin, 10)[1:] // zero-padded to 8 digits
+		b.WriteByte('.')
+		b.WriteString(strings.TrimRight(f, "0"))
+	}
+	return b.String()
+}

@@ -1,0 +1,84 @@
+package drip
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error kind. Only the HTTP, MCP and web
+// layers turn codes into statuses, each through one table.
+type Code string
+
+const (
+	CodeInvalid           Code = "invalid"          // malformed or out-of-range input
+	CodeUnauthenticated   Code = "unauthenticated"  // key missing or unknown
+	CodeForbidden         Code = "forbidden"        // IP not whitelisted, owner suspended
+	CodeRateLimited       Code = "rate_limited"     // request rate of the key exceeded (D40)
+	CodeInvalidCurrency   Code = "invalid_currency" // not an active coin
+	CodeInvalidAmount     Code = "invalid_amount"   // not a positive integer (D22)
+	CodeRecipientUnknown  Code = "recipient_not_payable"
+	CodeRecipientRefused  Code = "recipient_refused"  // owner's blacklist or anti-fraud (D42)
+	CodeSendLimit         Code = "send_limit_reached" // owner send limit (D41)
+	CodeClaimerRateLimit  Code = "claimer_ip_limited" // owner per-IP limit (D26)
+	CodeInsufficientFunds Code = "insufficient_balance"
+	CodeNotFound          Code = "not_found"
+	CodeConflict          Code = "conflict"
+	CodeInternal          Code = "internal"
+)
+
+// v1Status is the one table of v1 outcome codes (spec 7.1). Webhook bodies
+// carry the same code for a failed payout (D51), so it lives with the codes.
+var v1Status = map[Code]int{
+	CodeInvalid:           405,
+	CodeUnauthenticated:   403,
+	CodeForbidden:         401,
+	CodeRateLimited:       459,
+	CodeInvalidCurrency:   410,
+	CodeInvalidAmount:     405,
+	CodeRecipientUnknown:  456,
+	CodeRecipientRefused:  457,
+	CodeSendLimit:         450,
+	CodeClaimerRateLimit:  459,
+	CodeInsufficientFunds: 402,
+	CodeNotFound:          404,
+}
+
+// V1Status is the v1 status for the code. Codes v1 has no status for
+// (conflict, internal) have none: v1 callers never see them as outcomes.
+func (c Code) V1Status() (int, bool) {
+	s, ok := v1Status[c]
+	return s, ok
+}
+
+// Error is the application error: a stable code and a message that is safe
+// to show to a faucet's visitors (D25). Messages never contain secrets.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, or CodeInternal when err carries none.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// ErrorMessage returns the client-safe message of err; an error without a
+// code is "Internal error." to the client (and is logged by the caller).
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error."
+}

@@ -1,0 +1,143 @@
+package drip
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Coin is a currency the service can move. Symbols are upper-case.
+type Coin struct {
+	Symbol    string
+	Name      string
+	Active    bool
+	MinPayout int64 // smallest amount a send may pay, in smallest units
+}
+
+// BuiltinCoins is the coin set every database starts with; the operator can
+// disable or re-enable any of them (drip admin coin enable|disable).
+var BuiltinCoins = []Coin{
+	{Symbol: "BTC", Name: "Bitcoin"},
+	{Symbol: "ETH", Name: "Ethereum"},
+	{Symbol: "DOGE", Name: "Dogecoin"},
+	{Symbol: "LTC", Name: "Litecoin"},
+	{Symbol: "BCH", Name: "Bitcoin Cash"},
+	{Symbol: "DASH", Name: "Dash"},
+	{Symbol: "DGB", Name: "DigiByte"},
+	{Symbol: "TRX", Name: "Tron"},
+	{Symbol: "USDT", Name: "Tether"},
+	{Symbol: "BNB", Name: "Binance Coin"},
+	{Symbol: "SOL", Name: "Solana"},
+	{Symbol: "XRP", Name: "Ripple"},
+}
+
+// UserStatus is whether a user may receive payouts and use the service.
+type UserStatus string
+
+const (
+	UserActive    UserStatus = "active"
+	UserSuspended UserStatus = "suspended"
+)
+
+// User is a registered user: a payout recipient, faucet owner or merchant (D10).
+type User struct {
+	ID             int64
+	AccountID      int64 // the user's wallet in the ledger
+	Username       string
+	Email          string
+	PasswordHash   string // argon2id, empty when the user has no password yet
+	EmailVerified  bool
+	Status         UserStatus
+	PayoutUserHash string // D12
+	CreatedAt      time.Time
+}
+
+// Payable reports whether the user can receive a payout (D11).
+func (u *User) Payable() bool { return u.Status == UserActive && u.EmailVerified }
+
+// Faucet is a site whose owner pays its visitors from the faucet's balance.
+type Faucet struct {
+	ID          int64
+	OwnerID     int64
+	AccountID   int64 // the faucet's balance in the ledger
+	Name        string
+	Domain      string
+	URL         string
+	CreatedAt   time.Time
+	IPWhitelist []netip.Prefix // empty: any caller IP
+	Limits      []Limit        // D41
+	Rules       Rules          // D42
+}
+
+// AllowsIP reports whether a caller at ip may use the faucet's key.
+func (f *Faucet) AllowsIP(ip netip.Addr) bool {
+	if len(f.IPWhitelist) == 0 {
+		return true
+	}
+	ip = ip.Unmap()
+	for _, p := range f.IPWhitelist {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// LimitScope is what an owner send limit counts per (D41).
+type LimitScope string
+
+const (
+	PerFaucet    LimitScope = "faucet"    // all payouts of the faucet
+	PerRecipient LimitScope = "recipient" // payouts to one recipient user
+	PerIP        LimitScope = "ip"        // payouts claimed from one ip_address
+)
+
+// Limit is one owner-set send limit (D41): at most MaxCount payouts and at
+// most MaxAmount units within any WindowSeconds, for one coin or all coins.
+type Limit struct {
+	Coin          string     `json:"coin"` // "" means every coin
+	Per           LimitScope `json:"per"`
+	WindowSeconds int64      `json:"window_seconds"`
+	MaxCount      int64      `json:"max_count,omitempty"`  // 0: no count limit
+	MaxAmount     int64      `json:"max_amount,omitempty"` // 0: no amount limit
+}
+
+// Rules are a faucet owner's anti-fraud settings (D42).
+type Rules struct {
+	AntiFraud    bool     `json:"anti_fraud"`    // rank checks on
+	TrustRank    int      `json:"trust_rank"`    // minimum trust rank, 0-100
+	NegativeRank int      `json:"negative_rank"` // maximum negative rank tolerated, 0-100
+	Whitelist    []string `json:"whitelist"`     // bypass the rank checks
+	Blacklist    []string `json:"blacklist"`     // always refused
+}
+
+// DefaultRules are a new faucet's rules: anti-fraud on, ranks that every
+// verified user passes, negative rank tolerant of one blacklisting elsewhere.
+var DefaultRules = Rules{AntiFraud: true, TrustRank: 0, NegativeRank: 100}
+
+// Payout is one paid send, as listed by the payouts operations.
+type Payout struct {
+	ID          int64
+	FaucetID    int64
+	RecipientID int64
+	To          string // the destination as the caller gave it
+	Coin        string
+	Amount      int64
+	IPAddress   string
+	Referral    string
+	CreatedAt   time.Time
+}
+
+// Event types recorded in the outbox for webhooks (D51).
+const (
+	EventPayoutSent   = "payout.sent"
+	EventPayoutFailed = "payout.failed"
+)
+
+// Event is a fact recorded for webhook delivery, in the transaction that caused it (D50).
+type Event struct {
+	ID        string // "evt_..."
+	FaucetID  int64
+	Type      string
+	Data      []byte // the JSON of the body's data member (D51)
+	CreatedAt time.Time
+}

@@ -1,0 +1,314 @@
+// Package faucet manages faucets: creation, the v1 key and its two-step
+// rotation (D13), the owner's settings (IP whitelist, send limits D41,
+// anti-fraud rules D42) and the faucet's own reads (balance, payouts).
+package faucet
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+// Service manages faucets.
+type Service struct {
+	store store.Store
+	now   func() time.Time
+}
+
+func NewService(st store.Store, now func() time.Time) *Service {
+	return &Service{store: st, now: now}
+}
+
+// NewKey returns a fresh v1 key: 48 hex characters of 192 random bits (D13).
+func NewKey() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// HashKey is how keys are stored: SHA-256, enough for high-entropy keys (D13).
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateParams are a new faucet's details.
+type CreateParams struct {
+	OwnerID int64
+	Name    string
+	Domain  string
+	URL     string
+}
+
+// Create makes a faucet with its ledger account and returns it with its v1
+// key, which is shown this once and stored only as a hash.
+func (s *Service) Create(ctx context.Context, p CreateParams) (*drip.Faucet, string, error) {
+	if err := validateSite(p.Name, p.Domain, p.URL); err != nil {
+		return nil, "", err
+	}
+	key := NewKey()
+	var id int64
+	now := s.now()
+	err := s.store.Transact(ctx, func(tx store.Tx) error {
+		account, err := tx.AccountCreate(ctx, "faucet", now)
+		if err != nil {
+			return err
+		}
+		id, err = tx.FaucetCreate(ctx, &store.FaucetCreateParams{
+			OwnerID: p.OwnerID, AccountID: account, Name: strings.TrimSpace(p.Name),
+			Domain: strings.ToLower(p.Domain), URL: p.URL, APIKeyHash: HashKey(key),
+			Rules: drip.DefaultRules, CreatedAt: now,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := s.store.FaucetGetByID(ctx, id)
+	return f, key, err
+}
+
+// validateSite applies D38 to a faucet's name, domain and URL.
+func validateSite(name, domain, rawURL string) error {
+	if n := len([]rune(strings.TrimSpace(name))); n < 1 || n > 64 {
+		return drip.Errorf(drip.CodeInvalid, "Invalid faucet name: 1-64 characters.")
+	}
+	if !isHostname(domain) {
+		return drip.Errorf(drip.CodeInvalid, "Invalid faucet domain: a hostname such as faucet.example.com.")
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Hostname(), domain) {
+		return drip.Errorf(drip.CodeInvalid, "Invalid faucet URL: an http(s) URL on the faucet's domain.")
+	}
+	return nil
+}
+
+func isHostname(s string) bool {
+	if len(s) == 0 || len(s) > 253 || !strings.Contains(s, ".") {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range strings.ToLower(label) {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Get returns a faucet by id.
+func (s *Service) Get(ctx context.Context, id int64) (*drip.Faucet, error) {
+	f, err := s.store.FaucetGetByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, drip.Errorf(drip.CodeNotFound, "No faucet %d.", id)
+	}
+	return f, err
+}
+
+// Authenticate finds the faucet of a v1 key, current or pending (D13).
+func (s *Service) Authenticate(ctx context.Context, key string) (*drip.Faucet, error) {
+	if key == "" {
+		return nil, drip.Errorf(drip.CodeUnauthenticated, "Missing api_key.")
+	}
+	f, err := s.store.FaucetGetByKeyHash(ctx, HashKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, drip.Errorf(drip.CodeUnauthenticated, "Invalid api_key.")
+	}
+	return f, err
+}
+
+// RotateKey issues a new v1 key beside the current one; both work until
+// ConfirmRotation. Rotating again replaces a pending key not yet confirmed.
+func (s *Service) RotateKey(ctx context.Context, id int64) (string, error) {
+	key := NewKey()
+	err := s.store.Transact(ctx, func(tx store.Tx) error { return tx.FaucetSetPendingKey(ctx, id, HashKey(key)) })
+	if errors.Is(err, store.ErrNotFound) {
+		return "", drip.Errorf(drip.CodeNotFound, "No faucet %d.", id)
+	}
+	return key, err
+}
+
+// ConfirmRotation makes the pending key the only key: the old key is refused
+// from the moment this commits (D13), on every node, as keys are not cached.
+func (s *Service) ConfirmRotation(ctx context.Context, id int64) error {
+	err := s.store.Transact(ctx, func(tx store.Tx) error { return tx.FaucetConfirmKey(ctx, id) })
+	if errors.Is(err, store.ErrNotFound) {
+		return drip.Errorf(drip.CodeNotFound, "Faucet %d has no pending key rotation.", id)
+	}
+	return err
+}
+
+// ParseIPList reads a whitelist of addresses and CIDRs separated by commas,
+// spaces or newlines; single addresses become /32 or /128 prefixes.
+func ParseIPList(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, field := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		p, err := ParseIPOrCIDR(field)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ParseIPOrCIDR reads "203.0.113.7" or "203.0.113.0/24" as a prefix.
+func ParseIPOrCIDR(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, drip.Errorf(drip.CodeInvalid, "Invalid CIDR %q.", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, drip.Errorf(drip.CodeInvalid, "Invalid IP address %q.", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// update reads the faucet, lets change modify it, and writes it back, in
+// one transaction.
+func (s *Service) update(ctx context.Context, id int64, change func(*drip.Faucet) error) (*drip.Faucet, error) {
+	var f *drip.Faucet
+	err := s.store.Transact(ctx, func(tx store.Tx) error {
+		var err error
+		if f, err = tx.FaucetGetByID(ctx, id); err != nil {
+			return err
+		}
+		if err := change(f); err != nil {
+			return err
+		}
+		return tx.FaucetUpdateSettings(ctx, f)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, drip.Errorf(drip.CodeNotFound, "No faucet %d.", id)
+	}
+	return f, err
+}
+
+// SetIPWhitelist replaces the faucet's IP whitelist; an empty list admits any IP.
+func (s *Service) SetIPWhitelist(ctx context.Context, id int64, ips []netip.Prefix) (*drip.Faucet, error) {
+	if len(ips) > 100 {
+		return nil, drip.Errorf(drip.CodeInvalid, "Invalid IP whitelist: at most 100 entries.")
+	}
+	return s.update(ctx, id, func(f *drip.Faucet) error { f.IPWhitelist = ips; return nil })
+}
+
+// SetLimits replaces the owner's send limits after checking each (D41).
+func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit, coins []drip.Coin) (*drip.Faucet, error) {
+	if len(limits) > 50 {
+		return nil, drip.Errorf(drip.CodeInvalid, "Invalid limits: at most 50.")
+	}
+	for i, l := range limits {
+		if err := validateLimit(l, coins); err != nil {
+			return nil, drip.Errorf(drip.CodeInvalid, "Invalid limit %d: %s", i+1, err)
+		}
+	}
+	return s.update(ctx, id, func(f *drip.Faucet) error { f.Limits = limits; return nil })
+}
+
+func validateLimit(l drip.Limit, coins []drip.Coin) error {
+	if l.Coin != "" && !hasCoin(coins, l.Coin) {
+		return fmt.Errorf("coin %q is not a coin", l.Coin)
+	}
+	switch l.Per {
+	case drip.PerFaucet, drip.PerRecipient, drip.PerIP:
+	default:
+		return fmt.Errorf(`per must be "faucet", "recipient" or "ip"`)
+	}
+	if l.WindowSeconds < 1 || l.WindowSeconds > 366*24*3600 {
+		return fmt.Errorf("window_seconds must be 1 to 31622400")
+	}
+	if l.MaxCount < 0 || l.MaxAmount < 0 || (l.MaxCount == 0 && l.MaxAmount == 0) {
+		return fmt.Errorf("give max_count or max_amount, positive")
+	}
+	return nil
+}
+
+func hasCoin(coins []drip.Coin, symbol string) bool {
+	for _, c := range coins {
+		if c.Symbol == symbol {
+			return true
+		}
+	}
+	return false
+}
+
+// RulesChange is a partial update of the anti-fraud rules; nil leaves a field as it is.
+type RulesChange struct {
+	AntiFraud    *bool
+	TrustRank    *int
+	NegativeRank *int
+	Whitelist    *[]string
+	Blacklist    *[]string
+}
+
+// SetRules applies a change to the faucet's anti-fraud rules (D42).
+func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (*drip.Faucet, error) {
+	for _, r := range []*int{c.TrustRank, c.NegativeRank} {
+		if r != nil && (*r < 0 || *r > 100) {
+			return nil, drip.Errorf(drip.CodeInvalid, "Invalid rank: 0 to 100.")
+		}
+	}
+	for _, list := range []*[]string{c.Whitelist, c.Blacklist} {
+		if list == nil {
+			continue
+		}
+		if len(*list) > 1000 {
+			return nil, drip.Errorf(drip.CodeInvalid, "Invalid list: at most 1000 entries.")
+		}
+		for i, e := range *list {
+			(*list)[i] = strings.TrimSpace(e)
+			if (*list)[i] == "" || len((*list)[i]) > 320 {
+				return nil, drip.Errorf(drip.CodeInvalid, "Invalid list entry %q.", e)
+			}
+		}
+	}
+	return s.update(ctx, id, func(f *drip.Faucet) error {
+		if c.AntiFraud != nil {
+			f.Rules.AntiFraud = *c.AntiFraud
+		}
+		if c.TrustRank != nil {
+			f.Rules.TrustRank = *c.TrustRank
+		}
+		if c.NegativeRank != nil {
+			f.Rules.NegativeRank = *c.NegativeRank
+		}
+		if c.Whitelist != nil {
+			f.Rules.Whitelist = *c.Whitelist
+		}
+		if c.Blacklist != nil {
+			f.Rules.Blacklist = *c.Blacklist
+		}
+		return nil
+	})
+}
+
+// Balance returns the faucet's balance of coin.
+func (s *Service) Balance(ctx context.Context, f *drip.Faucet, coin string) (int64, error) {
+	return s.store.BalanceGet(ctx, f.AccountID, coin)
+}
+
+// Payouts returns the faucet's latest payouts, newest first; count is
+// clamped to 1-100 (D27) and coin "" means every coin.
+func (s *Service) Payouts(ctx context.Context, f *drip.Faucet, coin string, count int) ([]drip.Payout, error) {
+	count = min(max(count, 1), 100)
+	return s.store.PayoutList(ctx, &store.PayoutListParams{FaucetID: f.ID, Coin: coin, Limit: count})
+}

@@ -1,0 +1,229 @@
+// Package ledger is the only place money moves. Every movement is a
+// double-entry transfer between two accounts of one coin, applied together
+// with the balances it changes and the records it causes (payout row, event)
+// in one database transaction (D2, D4). Reconcile checks the invariant (D3).
+package ledger
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+// payTimeout bounds one payment's transaction, waits included.
+const payTimeout = 30 * time.Second
+
+// Ledger moves money in a store.
+type Ledger struct {
+	store store.Store
+	now   func() time.Time
+}
+
+// New returns a ledger over st; now is the clock (time.Now in production).
+func New(st store.Store, now func() time.Time) *Ledger {
+	if now == nil {
+		now = time.Now
+	}
+	return &Ledger{store: st, now: now}
+}
+
+// Payment is a payout handed to the ledger: everything about the send has
+// been checked except what must be checked inside the transaction (the
+// owner's send limits and the balance).
+type Payment struct {
+	Faucet    *drip.Faucet
+	Recipient *drip.User
+	To        string // the destination as the caller gave it
+	Coin      string
+	Amount    int64
+	IPAddress string
+	Referral  string
+}
+
+// Receipt is a committed payout.
+type Receipt struct {
+	PayoutID int64
+	Balance  int64 // the faucet's balance of the coin after the payout
+}
+
+// Pay hands a payment to the ledger and waits for its committed outcome:
+// a receipt once the payout's transaction has committed, or a *drip.Error
+// (send limit, claimer IP limit, insufficient balance) for a refusal, whose
+// payout.failed event is committed too. The caller does not know how the
+// payout reaches the database, so group commit (D5) can gather concurrent
+// payments behind this call without changing any caller.
+func (l *Ledger) Pay(ctx context.Context, p *Payment) (*Receipt, error) {
+	// Once handed over, a payment runs to its outcome even if the caller goes
+	// away, so an outcome never depends on when a client hung up.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), payTimeout)
+	defer cancel()
+	var receipt *Receipt
+	var refusal *drip.Error
+	err := l.store.Transact(ctx, func(tx store.Tx) error {
+		var err error
+		receipt, refusal, err = l.apply(ctx, tx, p, l.now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if refusal != nil {
+		return nil, refusal
+	}
+	return receipt, nil
+}
+
+// apply runs one payment inside tx at time now. A refusal is not an error of
+// the transaction: its event is written and the transaction commits.
+func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Time) (*Receipt, *drip.Error, error) {
+	refuse := func(refusal *drip.Error) (*Receipt, *drip.Error, error) {
+		return nil, refusal, insertFailedEvent(ctx, tx, p, refusal, now)
+	}
+	if len(p.Faucet.Limits) > 0 {
+		// Counting the window and paying must not interleave with another
+		// payout of this faucet, or both could pass a limit of one.
+		if err := tx.FaucetLock(ctx, p.Faucet.ID); err != nil {
+			return nil, nil, err
+		}
+		refusal, err := checkLimits(ctx, tx, p, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if refusal != nil {
+			return refuse(refusal)
+		}
+	}
+	balance, transferID, err := move(ctx, tx, &store.Transfer{
+		Coin: p.Coin, From: p.Faucet.AccountID, To: p.Recipient.AccountID,
+		Amount: p.Amount, Kind: "payout", CreatedAt: now,
+	})
+	if errors.Is(err, store.ErrInsufficientFunds) {
+		return refuse(drip.Errorf(drip.CodeInsufficientFunds, "Insufficient funds: the faucet's %s balance is too low for this payout.", p.Coin))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	payout := &drip.Payout{
+		FaucetID: p.Faucet.ID, RecipientID: p.Recipient.ID, To: p.To, Coin: p.Coin,
+		Amount: p.Amount, IPAddress: p.IPAddress, Referral: p.Referral, CreatedAt: now,
+	}
+	payoutID, err := tx.PayoutInsert(ctx, payout, transferID)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = insertEvent(ctx, tx, p.Faucet.ID, drip.EventPayoutSent, sentData{
+		To: p.To, Amount: p.Amount, Currency: p.Coin, PayoutID: json.Number(itoa(payoutID)),
+		PayoutUserHash: p.Recipient.PayoutUserHash, Message: "Payout sent.",
+	}, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Receipt{PayoutID: payoutID, Balance: balance}, nil, nil
+}
+
+// move applies one double-entry transfer: the debit (refused with
+// store.ErrInsufficientFunds if it would overdraw, except for
+// system:deposits), the credit, and the journal row. It returns the sender's
+// balance after the debit and the transfer's id.
+func move(ctx context.Context, tx store.Tx, t *store.Transfer) (fromBalance, transferID int64, err error) {
+	if t.From == drip.AccountDeposits {
+		fromBalance, err = tx.BalanceCredit(ctx, t.From, t.Coin, -t.Amount)
+	} else {
+		fromBalance, err = tx.BalanceDebit(ctx, t.From, t.Coin, t.Amount)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := tx.BalanceCredit(ctx, t.To, t.Coin, t.Amount); err != nil {
+		return 0, 0, err
+	}
+	transferID, err = tx.TransferInsert(ctx, t)
+	return fromBalance, transferID, err
+}
+
+// Deposit credits a faucet's balance from system:deposits, the account that
+// mirrors money arriving from outside, and returns the new balance.
+func (l *Ledger) Deposit(ctx context.Context, f *drip.Faucet, coin string, amount int64) (int64, error) {
+	if amount <= 0 {
+		return 0, drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: must be a positive integer in the smallest unit.")
+	}
+	var balance int64
+	err := l.store.Transact(ctx, func(tx store.Tx) error {
+		if _, _, err := move(ctx, tx, &store.Transfer{
+			Coin: coin, From: drip.AccountDeposits, To: f.AccountID, Amount: amount, Kind: "deposit", CreatedAt: l.now(),
+		}); err != nil {
+			return err
+		}
+		var err error
+		balance, err = tx.BalanceGet(ctx, f.AccountID, coin)
+		return err
+	})
+	return balance, err
+}
+
+// RecordRefusal writes the payout.failed event of a send refused before it
+// reached the ledger (invalid currency or amount, recipient not payable or
+// refused), in its own transaction. Refusals decided inside Pay record theirs.
+// blacklisted records, with it, that the faucet's blacklist refused the
+// recipient, which counts toward their negative rank elsewhere (D42).
+func (l *Ledger) RecordRefusal(ctx context.Context, p *Payment, refusal *drip.Error, blacklisted bool) error {
+	return l.store.Transact(ctx, func(tx store.Tx) error {
+		now := l.now()
+		if blacklisted && p.Recipient != nil {
+			if err := tx.RefusalInsert(ctx, p.Recipient.ID, p.Faucet.ID, now); err != nil {
+				return err
+			}
+		}
+		return insertFailedEvent(ctx, tx, p, refusal, now)
+	})
+}
+
+// sentData is the data of a payout.sent webhook body (spec 2.8, D51).
+type sentData struct {
+	To             string      `json:"to"`
+	Amount         int64       `json:"amount"`
+	Currency       string      `json:"currency"`
+	PayoutID       json.Number `json:"payout_id"` // a string in this body (spec 2.8)
+	PayoutUserHash string      `json:"payout_user_hash"`
+	Message        string      `json:"message"`
+}
+
+// failedData is the data of a payout.failed webhook body (D51).
+type failedData struct {
+	To       string `json:"to"`
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+	Status   *int   `json:"status"` // the v1 code
+	Error    string `json:"error"`  // the v2 error code
+	Message  string `json:"message"`
+}
+
+func insertFailedEvent(ctx context.Context, tx store.Tx, p *Payment, refusal *drip.Error, now time.Time) error {
+	d := failedData{To: p.To, Amount: p.Amount, Currency: p.Coin, Error: string(refusal.Code), Message: refusal.Message}
+	if s, ok := refusal.Code.V1Status(); ok {
+		d.Status = &s
+	}
+	return insertEvent(ctx, tx, p.Faucet.ID, drip.EventPayoutFailed, d, now)
+}
+
+func insertEvent(ctx context.Context, tx store.Tx, faucetID int64, typ string, data any, now time.Time) error {
+	body, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	return tx.EventInsert(ctx, &drip.Event{ID: newEventID(), FaucetID: faucetID, Type: typ, Data: body, CreatedAt: now})
+}
+
+// newEventID returns "evt_" and 96 random bits in hex: unique without
+// coordination between nodes.
+func newEventID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return "evt_" + hex.EncodeToString(b[:])
+}

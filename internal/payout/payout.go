@@ -1,0 +1,216 @@
+// Package payout is the send pipeline shared by every interface that pays
+// (v1 now; v2 and the web pages use the same calls), and the faucet-facing
+// operations around it. Checks run in the order of D21, first failure wins:
+// key -> IP whitelist and owner suspension -> request rate -> currency ->
+// amount -> recipient -> owner's rules -> (in the ledger) send limits ->
+// balance. Every refusal after authorization records a payout.failed event.
+package payout
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/antifraud"
+	"github.com/dripfaucet/drip/internal/coin"
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/store"
+	"github.com/dripfaucet/drip/internal/user"
+)
+
+// Service runs sends and the reads a faucet's key may make.
+type Service struct {
+	store   store.Store
+	faucets *faucet.Service
+	users   *user.Registry
+	coins   *coin.Catalog
+	ledger  *ledger.Ledger
+	limiter ratelimit.Limiter
+	now     func() time.Time
+}
+
+// Deps are the services the pipeline is built from.
+type Deps struct {
+	Store   store.Store
+	Faucets *faucet.Service
+	Users   *user.Registry
+	Coins   *coin.Catalog
+	Ledger  *ledger.Ledger
+	Limiter ratelimit.Limiter
+	Now     func() time.Time
+}
+
+func NewService(d Deps) *Service {
+	return &Service{store: d.Store, faucets: d.Faucets, users: d.Users, coins: d.Coins,
+		ledger: d.Ledger, limiter: d.Limiter, now: d.Now}
+}
+
+// Caller is a faucet whose request passed authorization: its key is valid,
+// its IP allowed, its owner active, and its request rate not exceeded.
+type Caller struct {
+	Faucet        *drip.Faucet
+	RateRemaining float64 // D24
+}
+
+// AuthorizeV1 authorizes a v1 request made with api_key from callerIP.
+func (s *Service) AuthorizeV1(ctx context.Context, apiKey string, callerIP netip.Addr) (*Caller, error) {
+	f, err := s.faucets.Authenticate(ctx, apiKey)
+	if err != nil {
+		return nil, err
+	}
+	// The bucket is the faucet's, not the key string's: rotating the key
+	// does not refill it.
+	return s.Authorize(ctx, f, callerIP, "faucet:"+strconv.FormatInt(f.ID, 10))
+}
+
+// Authorize applies the faucet's IP whitelist, its owner's suspension and
+// the request rate of rateKey to an authenticated request.
+func (s *Service) Authorize(ctx context.Context, f *drip.Faucet, callerIP netip.Addr, rateKey string) (*Caller, error) {
+	if !f.AllowsIP(callerIP) {
+		return nil, drip.Errorf(drip.CodeForbidden, "Your IP address is not whitelisted for this faucet.")
+	}
+	owner, err := s.store.UserGetByID(ctx, f.OwnerID)
+	if err != nil {
+		return nil, err
+	}
+	if owner.Status != drip.UserActive {
+		return nil, drip.Errorf(drip.CodeForbidden, "The faucet owner's account is suspended.")
+	}
+	d, err := s.limiter.Allow(ctx, rateKey)
+	if err != nil {
+		return nil, err
+	}
+	if !d.Allowed {
+		return nil, drip.Errorf(drip.CodeRateLimited, "Rate limited: too many requests; retry in %d seconds.", int(d.RetryAfter.Seconds())+1)
+	}
+	return &Caller{Faucet: f, RateRemaining: d.Remaining}, nil
+}
+
+// SendRequest is a send as the caller gave it. Amount stays text so that
+// its validation keeps its place in the D21 order (after the currency).
+type SendRequest struct {
+	To        string
+	Currency  string
+	Amount    string
+	IPAddress string // the claimer's IP, optional
+	Referral  string // free tag for the owner's reports, optional
+}
+
+// SendResult is a paid send.
+type SendResult struct {
+	PayoutID       int64
+	Currency       string
+	Amount         int64
+	Balance        int64 // faucet balance after the payout
+	PayoutUserHash string
+	RateRemaining  float64
+}
+
+// Send pays req from the caller's faucet, or returns the *drip.Error that
+// refused it. Nothing is paid unless the ledger committed the payout.
+func (s *Service) Send(ctx context.Context, c *Caller, req SendRequest) (*SendResult, error) {
+	p := &ledger.Payment{
+		Faucet:    c.Faucet,
+		To:        clip(strings.TrimSpace(req.To), 320),
+		Coin:      req.Currency,
+		IPAddress: clip(strings.TrimSpace(req.IPAddress), 64),
+		Referral:  clip(req.Referral, 64),
+	}
+	refuse := func(err error, blacklisted bool) (*SendResult, error) {
+		var refusal *drip.Error
+		if !errors.As(err, &refusal) {
+			return nil, err
+		}
+		if rerr := s.ledger.RecordRefusal(ctx, p, refusal, blacklisted); rerr != nil {
+			return nil, rerr
+		}
+		return nil, refusal
+	}
+	coin, err := s.coins.Active(ctx, req.Currency)
+	if err != nil {
+		return refuse(err, false)
+	}
+	amount, ok := drip.ParseAmount(req.Amount)
+	if !ok {
+		return refuse(drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: must be a positive integer in the smallest unit."), false)
+	}
+	p.Amount = amount
+	if amount < coin.MinPayout {
+		return refuse(drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: the minimum %s payout is %d.", coin.Symbol, coin.MinPayout), false)
+	}
+	recipient, err := s.payable(ctx, p.To, coin.Symbol)
+	if err != nil {
+		return refuse(err, false)
+	}
+	p.Recipient = recipient
+	refusal, blacklisted, err := s.checkRules(ctx, c.Faucet, recipient, p.To, p.IPAddress)
+	if err != nil {
+		return nil, err
+	}
+	if refusal != nil {
+		return refuse(refusal, blacklisted)
+	}
+	receipt, err := s.ledger.Pay(ctx, p)
+	if err != nil {
+		return nil, err // refusals from inside the ledger have their event already
+	}
+	return &SendResult{
+		PayoutID: receipt.PayoutID, Currency: coin.Symbol, Amount: amount, Balance: receipt.Balance,
+		PayoutUserHash: recipient.PayoutUserHash, RateRemaining: c.RateRemaining,
+	}, nil
+}
+
+// payable resolves a destination to a user who may be paid (D11).
+func (s *Service) payable(ctx context.Context, to, coin string) (*drip.User, error) {
+	u, err := s.users.Resolve(ctx, to, coin)
+	if err != nil {
+		return nil, err
+	}
+	if u.Status != drip.UserActive {
+		return nil, drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: the account is suspended.")
+	}
+	if !u.EmailVerified {
+		return nil, drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: the account is not verified.")
+	}
+	return u, nil
+}
+
+// checkRules applies the owner's anti-fraud rules (D42) to the recipient.
+func (s *Service) checkRules(ctx context.Context, f *drip.Faucet, u *drip.User, to, claimerIP string) (*drip.Error, bool, error) {
+	rules := f.Rules
+	if len(rules.Blacklist) == 0 && (!rules.AntiFraud || (rules.TrustRank == 0 && rules.NegativeRank >= 100)) {
+		return nil, false, nil // nothing could refuse: skip the lookups
+	}
+	addresses, err := s.store.UserAddressList(ctx, u.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	id := antifraud.Identity{Names: []string{u.Username, u.Email, u.PayoutUserHash, to}}
+	for _, a := range addresses {
+		id.Names = append(id.Names, a[strings.IndexByte(a, ':')+1:])
+	}
+	if ip, err := netip.ParseAddr(claimerIP); err == nil {
+		id.IP = ip
+	}
+	now := s.now()
+	return antifraud.Verdict(rules, id, func() (antifraud.Profile, error) {
+		refusedBy, err := s.store.RefusalCountOthers(ctx, u.ID, f.ID, now.Add(-antifraud.RefusalWindow))
+		return antifraud.Profile{
+			EmailVerified: u.EmailVerified, AccountAge: now.Sub(u.CreatedAt),
+			LinkedAddresses: len(addresses), RefusedBy: refusedBy,
+		}, err
+	})
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

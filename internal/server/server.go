@@ -1,0 +1,73 @@
+// Package server assembles drip's HTTP handler: the routes of every
+// interface, and the middleware all of them share (panic recovery, access
+// logging, security headers).
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/apiv1"
+)
+
+// Handlers are the interfaces the server mounts.
+type Handlers struct {
+	V1 *apiv1.Handler
+}
+
+// New returns the root handler.
+func New(h Handlers, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(apiv1.Prefix+"/", h.V1)
+	mux.Handle(apiv1.Prefix, h.V1) // "/api/v1" alone: v1's own 404 reply
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return recoverPanics(logRequests(mux, log), log)
+}
+
+// statusRecorder remembers the status a handler wrote, for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// logRequests logs each request at debug level: method, path, HTTP status,
+// duration. Bodies are never logged (they carry keys).
+func logRequests(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(rec, r)
+		log.LogAttrs(r.Context(), slog.LevelDebug, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+	})
+}
+
+// recoverPanics turns a panic into a logged internal error, so one bad
+// request cannot take the process down or leak a stack trace to a client.
+func recoverPanics(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "panic", p)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write([]byte(`{"status":500,"message":"Internal error."}` + "\n"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,2 @@
+-- PostgreSQL uses the shared queries as they are; FaucetLock's FOR UPDATE
+-- and MigrationLock's advisory lock are written for it.

@@ -1,0 +1,57 @@
+// Package sqlstore implements store.Store once, over the SQL in queries.sql,
+// for any engine that supplies a Driver: the connections, the schema, the
+// queries that must differ, and the translation of the engine's errors.
+// This keeps SQL in one place per engine and the Go logic in one place.
+package sqlstore
+
+import (
+	"context"
+	"io/fs"
+)
+
+// Conn runs statements: a pool outside transactions, or one transaction.
+type Conn interface {
+	Exec(ctx context.Context, query string, args ...any) (rowsAffected int64, err error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+}
+
+// Row is a single-row result. Scan returns ErrNoRows when there is no row.
+type Row interface{ Scan(dest ...any) error }
+
+// Rows is a multi-row result.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// TxConn is a transaction's connection.
+type TxConn interface {
+	Conn
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+}
+
+// Driver is what an engine provides.
+type Driver interface {
+	Name() string
+	// Reader runs reads outside transactions, concurrently.
+	Reader() Conn
+	// Begin starts a write transaction.
+	Begin(ctx context.Context) (TxConn, error)
+	// Migrations holds the engine's numbered schema files, NNNN_name.sql.
+	Migrations() fs.FS
+	// QueryOverrides is SQL in the format of queries.sql replacing shared queries.
+	QueryOverrides() string
+	// Rebind turns a $N-placeholder query into the engine's own form.
+	Rebind(query string) string
+	// Translate maps the engine's errors to the store's: no rows ->
+	// store.ErrNotFound, unique violation -> store.ErrConflict; others unchanged.
+	Translate(err error) error
+	// Retryable reports whether a transaction failed only because of
+	// contention (busy, serialization failure, deadlock) and may be rerun.
+	Retryable(err error) bool
+	Close() error
+}

@@ -1,0 +1,179 @@
+-- Queries shared by both engines, written for PostgreSQL ($1 placeholders);
+-- the SQLite driver rewrites $N to ?N, SQLite's numbered form. An engine
+-- overrides a query by defining the same name in its own queries.sql.
+-- Timestamps are BIGINT Unix microseconds, UTC by construction (D30).
+
+-- name: SecretGet
+SELECT value FROM secrets WHERE name = $1;
+
+-- name: SecretInit
+INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING;
+
+-- name: CoinList
+SELECT symbol, name, active, min_payout FROM coins ORDER BY position;
+
+-- name: CoinSetActive
+UPDATE coins SET active = $2 WHERE symbol = $1;
+
+-- name: AccountCreate
+INSERT INTO accounts (kind, created_at) VALUES ($1, $2) RETURNING id;
+
+-- name: UserColumns
+id, account_id, username, email, password_hash, email_verified, status, COALESCE(payout_user_hash, ''), created_at
+
+-- name: UserGetByID
+SELECT {{UserColumns}} FROM users WHERE id = $1;
+
+-- name: UserGetByUsername
+SELECT {{UserColumns}} FROM users WHERE username = $1;
+
+-- name: UserGetByEmail
+SELECT {{UserColumns}} FROM users WHERE email = $1;
+
+-- name: UserGetByPayoutHash
+SELECT {{UserColumns}} FROM users WHERE payout_user_hash = $1;
+
+-- name: UserGetByAddress
+SELECT {{UserColumns}} FROM users WHERE id = (SELECT user_id FROM user_addresses WHERE coin = $1 AND address = $2);
+
+-- name: UserCreate
+INSERT INTO users (account_id, username, email, password_hash, email_verified, status, created_at)
+VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING id;
+
+-- name: UserSetPayoutHash
+UPDATE users SET payout_user_hash = $2 WHERE id = $1;
+
+-- name: UserSetStatus
+UPDATE users SET status = $2 WHERE id = $1;
+
+-- name: UserAddressAdd
+INSERT INTO user_addresses (coin, address, user_id, created_at) VALUES ($1, $2, $3, $4);
+
+-- name: UserAddressList
+SELECT coin, address FROM user_addresses WHERE user_id = $1 ORDER BY coin, address;
+
+-- name: FaucetColumns
+id, owner_id, account_id, name, domain, url, ip_whitelist, limits, rules, created_at
+
+-- name: FaucetGetByID
+SELECT {{FaucetColumns}} FROM faucets WHERE id = $1;
+
+-- name: FaucetGetByKeyHash
+SELECT {{FaucetColumns}} FROM faucets WHERE api_key_hash = $1
+UNION ALL
+SELECT {{FaucetColumns}} FROM faucets WHERE pending_key_hash = $1
+LIMIT 1;
+
+-- name: FaucetListByOwner
+SELECT {{FaucetColumns}} FROM faucets WHERE owner_id = $1 ORDER BY id;
+
+-- name: FaucetCreate
+INSERT INTO faucets (owner_id, account_id, name, domain, url, api_key_hash, ip_whitelist, limits, rules, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, '[]', '[]', $7, $8) RETURNING id;
+
+-- name: FaucetSetPendingKey
+UPDATE faucets SET pending_key_hash = $2 WHERE id = $1;
+
+-- name: FaucetConfirmKey
+UPDATE faucets SET api_key_hash = pending_key_hash, pending_key_hash = NULL
+WHERE id = $1 AND pending_key_hash IS NOT NULL;
+
+-- name: FaucetUpdateSettings
+UPDATE faucets SET name = $2, domain = $3, url = $4, ip_whitelist = $5, limits = $6, rules = $7 WHERE id = $1;
+
+-- name: FaucetLock
+SELECT id FROM faucets WHERE id = $1 FOR UPDATE;
+
+-- name: BalanceGet
+SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
+
+-- name: BalanceList
+SELECT b.coin, b.amount FROM balances b JOIN coins c ON c.symbol = b.coin
+WHERE b.account_id = $1 ORDER BY c.position;
+
+-- name: BalanceDebit
+UPDATE balances SET amount = amount - $3
+WHERE account_id = $1 AND coin = $2 AND amount >= $3
+RETURNING amount;
+
+-- name: BalanceCredit
+INSERT INTO balances (account_id, coin, amount) VALUES ($1, $2, $3)
+ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount
+RETURNING amount;
+
+-- name: TransferInsert
+INSERT INTO transfers (coin, from_account, to_account, amount, kind, created_at)
+VALUES ($1, $2, $3, $4, $5, $6) RETURNING id;
+
+-- name: PayoutInsert
+INSERT INTO payouts (faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id;
+
+-- name: PayoutColumns
+id, faucet_id, recipient_id, to_given, coin, amount, ip_address, referral, created_at
+
+-- name: PayoutList
+SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 ORDER BY id DESC LIMIT $2;
+
+-- name: PayoutListByCoin
+SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER BY id DESC LIMIT $3;
+
+-- name: PayoutWindowFaucet
+SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
+WHERE faucet_id = $1 AND created_at >= $2 AND ($3 = '' OR coin = $3);
+
+-- name: PayoutWindowRecipient
+SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
+WHERE faucet_id = $1 AND recipient_id = $4 AND created_at >= $2 AND ($3 = '' OR coin = $3);
+
+-- name: PayoutWindowIP
+SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
+WHERE faucet_id = $1 AND ip_address = $4 AND created_at >= $2 AND ($3 = '' OR coin = $3);
+
+-- name: EventInsert
+INSERT INTO events (id, faucet_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5);
+
+-- name: EventList
+SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2;
+
+-- name: RefusalInsert
+INSERT INTO refusals (user_id, faucet_id, created_at) VALUES ($1, $2, $3);
+
+-- name: RefusalCountOthers
+SELECT COUNT(DISTINCT faucet_id) FROM refusals WHERE user_id = $1 AND faucet_id <> $2 AND created_at >= $3;
+
+-- name: ReconcileCoinSums
+SELECT coin, CAST(SUM(amount) AS BIGINT) FROM balances GROUP BY coin HAVING SUM(amount) <> 0 ORDER BY coin;
+
+-- name: ReconcileAccounts
+WITH journal AS (
+  SELECT account, coin, CAST(SUM(delta) AS BIGINT) AS total FROM (
+    SELECT to_account AS account, coin, amount AS delta FROM transfers
+    UNION ALL
+    SELECT from_account AS account, coin, -amount AS delta FROM transfers
+  ) moves GROUP BY account, coin
+)
+SELECT COALESCE(b.account_id, j.account), COALESCE(b.coin, j.coin), COALESCE(b.amount, 0), COALESCE(j.total, 0)
+FROM balances b FULL OUTER JOIN journal j ON j.account = b.account_id AND j.coin = b.coin
+WHERE COALESCE(b.amount, 0) <> COALESCE(j.total, 0)
+   OR (COALESCE(b.amount, 0) < 0 AND COALESCE(b.account_id, j.account) <> 1)
+ORDER BY 1, 2;
+
+-- name: ReconcilePayouts
+SELECT p.id FROM payouts p LEFT JOIN transfers t ON t.id = p.transfer_id
+WHERE t.id IS NULL OR t.amount <> p.amount OR t.coin <> p.coin OR t.kind <> 'payout'
+   OR t.to_account <> (SELECT account_id FROM users WHERE id = p.recipient_id)
+   OR t.from_account <> (SELECT account_id FROM faucets WHERE id = p.faucet_id)
+ORDER BY p.id;
+
+-- name: MigrationLock
+SELECT pg_advisory_xact_lock(7421001);
+
+-- name: MigrationInit
+CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL);
+
+-- name: MigrationApplied
+SELECT version FROM schema_migrations ORDER BY version;
+
+-- name: MigrationRecord
+INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2);

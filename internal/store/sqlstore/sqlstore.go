@@ -1,0 +1,455 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+// maxAttempts bounds how often Transact reruns a transaction that lost a
+// race (SQLite busy, PostgreSQL serialization failure or deadlock).
+const maxAttempts = 8
+
+// DB is a store.Store over a Driver.
+type DB struct {
+	querier
+	drv Driver
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open wraps a driver. It does not migrate; call Migrate.
+func Open(drv Driver) (*DB, error) {
+	q, err := loadQueries(drv.QueryOverrides(), drv.Rebind)
+	if err != nil {
+		return nil, err
+	}
+	return &DB{querier: querier{c: drv.Reader(), q: q, drv: drv}, drv: drv}, nil
+}
+
+func (db *DB) Engine() string { return db.drv.Name() }
+func (db *DB) Close() error   { return db.drv.Close() }
+
+// Transact runs fn in a transaction, as store.Store documents.
+func (db *DB) Transact(ctx context.Context, fn func(store.Tx) error) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = db.transactOnce(ctx, fn)
+		if err == nil || !db.drv.Retryable(err) || attempt == maxAttempts || ctx.Err() != nil {
+			return err
+		}
+		// Back off a little, more on each attempt, so racing writers spread out.
+		select {
+		case <-time.After(time.Duration(attempt*attempt) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (db *DB) transactOnce(ctx context.Context, fn func(store.Tx) error) (err error) {
+	tc, err := db.drv.Begin(ctx)
+	if err != nil {
+		return db.drv.Translate(err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tc.Rollback(context.WithoutCancel(ctx))
+			panic(p)
+		}
+		if err != nil {
+			_ = tc.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err = fn(&querier{c: tc, q: db.q, drv: db.drv}); err != nil {
+		return err
+	}
+	return db.drv.Translate(tc.Commit(ctx))
+}
+
+// querier implements every store method over one Conn; DB uses the read
+// pool, a transaction its own connection.
+type querier struct {
+	c   Conn
+	q   *queries
+	drv Driver
+}
+
+func (q *querier) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	n, err := q.c.Exec(ctx, sql, args...)
+	return n, q.drv.Translate(err)
+}
+
+// execOne runs a statement that must change exactly one row.
+func (q *querier) execOne(ctx context.Context, sql string, args ...any) error {
+	n, err := q.exec(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+func (q *querier) scanRow(ctx context.Context, sql string, args []any, dest ...any) error {
+	return q.drv.Translate(q.c.QueryRow(ctx, sql, args...).Scan(dest...))
+}
+
+// list runs a query and calls scan once per row.
+func (q *querier) list(ctx context.Context, sql string, args []any, scan func(Rows) error) error {
+	rows, err := q.c.Query(ctx, sql, args...)
+	if err != nil {
+		return q.drv.Translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return q.drv.Translate(err)
+		}
+	}
+	return q.drv.Translate(rows.Err())
+}
+
+func micros(t time.Time) int64      { return t.UnixMicro() }
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func (q *querier) SecretGet(ctx context.Context, name string) ([]byte, error) {
+	var v []byte
+	err := q.scanRow(ctx, q.q.SecretGet, []any{name}, &v)
+	return v, err
+}
+
+func (q *querier) SecretInit(ctx context.Context, name string, value []byte) error {
+	_, err := q.exec(ctx, q.q.SecretInit, name, value)
+	return err
+}
+
+func (q *querier) CoinList(ctx context.Context) ([]drip.Coin, error) {
+	var coins []drip.Coin
+	err := q.list(ctx, q.q.CoinList, nil, func(r Rows) error {
+		var c drip.Coin
+		err := r.Scan(&c.Symbol, &c.Name, &c.Active, &c.MinPayout)
+		coins = append(coins, c)
+		return err
+	})
+	return coins, err
+}
+
+func (q *querier) CoinSetActive(ctx context.Context, symbol string, active bool) error {
+	return q.execOne(ctx, q.q.CoinSetActive, symbol, active)
+}
+
+func (q *querier) AccountCreate(ctx context.Context, kind string, at time.Time) (int64, error) {
+	var id int64
+	err := q.scanRow(ctx, q.q.AccountCreate, []any{kind, micros(at)}, &id)
+	return id, err
+}
+
+func (q *querier) getUser(ctx context.Context, sql string, args ...any) (*drip.User, error) {
+	var u drip.User
+	var status string
+	var created int64
+	err := q.scanRow(ctx, sql, args, &u.ID, &u.AccountID, &u.Username, &u.Email, &u.PasswordHash,
+		&u.EmailVerified, &status, &u.PayoutUserHash, &created)
+	if err != nil {
+		return nil, err
+	}
+	u.Status = drip.UserStatus(status)
+	u.CreatedAt = fromMicros(created)
+	return &u, nil
+}
+
+func (q *querier) UserGetByID(ctx context.Context, id int64) (*drip.User, error) {
+	return q.getUser(ctx, q.q.UserGetByID, id)
+}
+
+func (q *querier) UserGetByUsername(ctx context.Context, username string) (*drip.User, error) {
+	return q.getUser(ctx, q.q.UserGetByUsername, username)
+}
+
+func (q *querier) UserGetByEmail(ctx context.Context, email string) (*drip.User, error) {
+	return q.getUser(ctx, q.q.UserGetByEmail, email)
+}
+
+func (q *querier) UserGetByPayoutHash(ctx context.Context, hash string) (*drip.User, error) {
+	return q.getUser(ctx, q.q.UserGetByPayoutHash, hash)
+}
+
+func (q *querier) UserGetByAddress(ctx context.Context, coin, address string) (*drip.User, error) {
+	return q.getUser(ctx, q.q.UserGetByAddress, coin, address)
+}
+
+func (q *querier) UserCreate(ctx context.Context, p *store.UserCreateParams) (int64, error) {
+	var id int64
+	err := q.scanRow(ctx, q.q.UserCreate, []any{p.AccountID, p.Username, p.Email, p.PasswordHash,
+		p.EmailVerified, micros(p.CreatedAt)}, &id)
+	return id, err
+}
+
+func (q *querier) UserSetPayoutHash(ctx context.Context, id int64, hash string) error {
+	return q.execOne(ctx, q.q.UserSetPayoutHash, id, hash)
+}
+
+func (q *querier) UserSetStatus(ctx context.Context, id int64, status drip.UserStatus) error {
+	return q.execOne(ctx, q.q.UserSetStatus, id, string(status))
+}
+
+func (q *querier) UserAddressAdd(ctx context.Context, userID int64, coin, address string, at time.Time) error {
+	_, err := q.exec(ctx, q.q.UserAddressAdd, coin, address, userID, micros(at))
+	return err
+}
+
+func (q *querier) UserAddressList(ctx context.Context, userID int64) ([]string, error) {
+	var out []string
+	err := q.list(ctx, q.q.UserAddressList, []any{userID}, func(r Rows) error {
+		var coin, addr string
+		err := r.Scan(&coin, &addr)
+		out = append(out, coin+":"+addr)
+		return err
+	})
+	return out, err
+}
+
+// scanFaucet reads one row of FaucetColumns.
+func scanFaucet(scan func(dest ...any) error) (*drip.Faucet, error) {
+	var f drip.Faucet
+	var ips, limits, rules string
+	var created int64
+	if err := scan(&f.ID, &f.OwnerID, &f.AccountID, &f.Name, &f.Domain, &f.URL, &ips, &limits, &rules, &created); err != nil {
+		return nil, err
+	}
+	f.CreatedAt = fromMicros(created)
+	var ipList []string
+	if err := json.Unmarshal([]byte(ips), &ipList); err != nil {
+		return nil, fmt.Errorf("faucet %d: ip_whitelist: %w", f.ID, err)
+	}
+	for _, s := range ipList {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("faucet %d: ip_whitelist: %w", f.ID, err)
+		}
+		f.IPWhitelist = append(f.IPWhitelist, p)
+	}
+	if err := json.Unmarshal([]byte(limits), &f.Limits); err != nil {
+		return nil, fmt.Errorf("faucet %d: limits: %w", f.ID, err)
+	}
+	if err := json.Unmarshal([]byte(rules), &f.Rules); err != nil {
+		return nil, fmt.Errorf("faucet %d: rules: %w", f.ID, err)
+	}
+	return &f, nil
+}
+
+func (q *querier) getFaucet(ctx context.Context, sql string, args ...any) (*drip.Faucet, error) {
+	return scanFaucet(func(dest ...any) error { return q.scanRow(ctx, sql, args, dest...) })
+}
+
+func (q *querier) FaucetListByOwner(ctx context.Context, ownerID int64) ([]drip.Faucet, error) {
+	var out []drip.Faucet
+	err := q.list(ctx, q.q.FaucetListByOwner, []any{ownerID}, func(r Rows) error {
+		f, err := scanFaucet(r.Scan)
+		if err == nil {
+			out = append(out, *f)
+		}
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) FaucetGetByID(ctx context.Context, id int64) (*drip.Faucet, error) {
+	return q.getFaucet(ctx, q.q.FaucetGetByID, id)
+}
+
+func (q *querier) FaucetGetByKeyHash(ctx context.Context, hash string) (*drip.Faucet, error) {
+	return q.getFaucet(ctx, q.q.FaucetGetByKeyHash, hash)
+}
+
+func (q *querier) FaucetCreate(ctx context.Context, p *store.FaucetCreateParams) (int64, error) {
+	rules, err := json.Marshal(p.Rules)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = q.scanRow(ctx, q.q.FaucetCreate, []any{p.OwnerID, p.AccountID, p.Name, p.Domain, p.URL,
+		p.APIKeyHash, string(rules), micros(p.CreatedAt)}, &id)
+	return id, err
+}
+
+func (q *querier) FaucetSetPendingKey(ctx context.Context, id int64, hash string) error {
+	return q.execOne(ctx, q.q.FaucetSetPendingKey, id, hash)
+}
+
+func (q *querier) FaucetConfirmKey(ctx context.Context, id int64) error {
+	return q.execOne(ctx, q.q.FaucetConfirmKey, id)
+}
+
+func (q *querier) FaucetUpdateSettings(ctx context.Context, f *drip.Faucet) error {
+	ips := make([]string, 0, len(f.IPWhitelist))
+	for _, p := range f.IPWhitelist {
+		ips = append(ips, p.String())
+	}
+	limits := f.Limits
+	if limits == nil {
+		limits = []drip.Limit{}
+	}
+	ipJSON, err1 := json.Marshal(ips)
+	limitJSON, err2 := json.Marshal(limits)
+	ruleJSON, err3 := json.Marshal(f.Rules)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	return q.execOne(ctx, q.q.FaucetUpdateSettings, f.ID, f.Name, f.Domain, f.URL,
+		string(ipJSON), string(limitJSON), string(ruleJSON))
+}
+
+func (q *querier) FaucetLock(ctx context.Context, faucetID int64) error {
+	var id int64
+	return q.scanRow(ctx, q.q.FaucetLock, []any{faucetID}, &id)
+}
+
+func (q *querier) BalanceGet(ctx context.Context, accountID int64, coin string) (int64, error) {
+	var amount int64
+	err := q.scanRow(ctx, q.q.BalanceGet, []any{accountID, coin}, &amount)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil // an account that never held the coin holds zero of it
+	}
+	return amount, err
+}
+
+func (q *querier) BalanceList(ctx context.Context, accountID int64) ([]drip.Balance, error) {
+	var out []drip.Balance
+	err := q.list(ctx, q.q.BalanceList, []any{accountID}, func(r Rows) error {
+		var b drip.Balance
+		err := r.Scan(&b.Coin, &b.Amount)
+		out = append(out, b)
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) BalanceDebit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error) {
+	var after int64
+	err := q.scanRow(ctx, q.q.BalanceDebit, []any{accountID, coin, amount}, &after)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, store.ErrInsufficientFunds
+	}
+	return after, err
+}
+
+func (q *querier) BalanceCredit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error) {
+	var after int64
+	err := q.scanRow(ctx, q.q.BalanceCredit, []any{accountID, coin, amount}, &after)
+	return after, err
+}
+
+func (q *querier) TransferInsert(ctx context.Context, t *store.Transfer) (int64, error) {
+	var id int64
+	err := q.scanRow(ctx, q.q.TransferInsert, []any{t.Coin, t.From, t.To, t.Amount, t.Kind, micros(t.CreatedAt)}, &id)
+	return id, err
+}
+
+func (q *querier) PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error) {
+	var id int64
+	err := q.scanRow(ctx, q.q.PayoutInsert, []any{p.FaucetID, p.RecipientID, transferID, p.To, p.Coin,
+		p.Amount, p.IPAddress, p.Referral, micros(p.CreatedAt)}, &id)
+	return id, err
+}
+
+func (q *querier) PayoutList(ctx context.Context, p *store.PayoutListParams) ([]drip.Payout, error) {
+	sql, args := q.q.PayoutList, []any{p.FaucetID, p.Limit}
+	if p.Coin != "" {
+		sql, args = q.q.PayoutListByCoin, []any{p.FaucetID, p.Coin, p.Limit}
+	}
+	var out []drip.Payout
+	err := q.list(ctx, sql, args, func(r Rows) error {
+		var p drip.Payout
+		var created int64
+		err := r.Scan(&p.ID, &p.FaucetID, &p.RecipientID, &p.To, &p.Coin, &p.Amount, &p.IPAddress, &p.Referral, &created)
+		p.CreatedAt = fromMicros(created)
+		out = append(out, p)
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) PayoutWindow(ctx context.Context, p *store.PayoutWindowParams) (count, sum int64, err error) {
+	args := []any{p.FaucetID, micros(p.Since), p.Coin}
+	sql := q.q.PayoutWindowFaucet
+	switch {
+	case p.RecipientID != 0:
+		sql, args = q.q.PayoutWindowRecipient, append(args, p.RecipientID)
+	case p.IPAddress != "":
+		sql, args = q.q.PayoutWindowIP, append(args, p.IPAddress)
+	}
+	err = q.scanRow(ctx, sql, args, &count, &sum)
+	return count, sum, err
+}
+
+func (q *querier) EventInsert(ctx context.Context, e *drip.Event) error {
+	_, err := q.exec(ctx, q.q.EventInsert, e.ID, e.FaucetID, e.Type, string(e.Data), micros(e.CreatedAt))
+	return err
+}
+
+func (q *querier) EventList(ctx context.Context, faucetID int64, limit int) ([]drip.Event, error) {
+	var out []drip.Event
+	err := q.list(ctx, q.q.EventList, []any{faucetID, limit}, func(r Rows) error {
+		var e drip.Event
+		var data string
+		var created int64
+		err := r.Scan(&e.ID, &e.FaucetID, &e.Type, &data, &created)
+		e.Data, e.CreatedAt = []byte(data), fromMicros(created)
+		out = append(out, e)
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) RefusalInsert(ctx context.Context, userID, faucetID int64, at time.Time) error {
+	_, err := q.exec(ctx, q.q.RefusalInsert, userID, faucetID, micros(at))
+	return err
+}
+
+func (q *querier) RefusalCountOthers(ctx context.Context, userID, faucetID int64, since time.Time) (int64, error) {
+	var n int64
+	err := q.scanRow(ctx, q.q.RefusalCountOthers, []any{userID, faucetID, micros(since)}, &n)
+	return n, err
+}
+
+func (q *querier) ReconcileCoinSums(ctx context.Context) ([]store.CoinSum, error) {
+	var out []store.CoinSum
+	err := q.list(ctx, q.q.ReconcileCoinSums, nil, func(r Rows) error {
+		var s store.CoinSum
+		err := r.Scan(&s.Coin, &s.Sum)
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) ReconcileAccounts(ctx context.Context) ([]store.AccountMismatch, error) {
+	var out []store.AccountMismatch
+	err := q.list(ctx, q.q.ReconcileAccounts, nil, func(r Rows) error {
+		var m store.AccountMismatch
+		err := r.Scan(&m.AccountID, &m.Coin, &m.Balance, &m.Journal)
+		out = append(out, m)
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) ReconcilePayouts(ctx context.Context) ([]int64, error) {
+	var out []int64
+	err := q.list(ctx, q.q.ReconcilePayouts, nil, func(r Rows) error {
+		var id int64
+		err := r.Scan(&id)
+		out = append(out, id)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,173 @@
+// Package store defines the storage interface of drip. The SQL behind it is
+// shared by both engines (package sqlstore); packages sqlite and postgres
+// supply connections, schema and error translation, and storetest is the one
+// suite both must pass (D30). Only cmd/drip picks an engine.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/drip"
+)
+
+var (
+	// ErrNotFound: the row asked for does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a unique value (username, email, address, key) is taken.
+	ErrConflict = errors.New("store: already exists")
+	// ErrInsufficientFunds: a debit would take a balance below zero.
+	ErrInsufficientFunds = errors.New("store: insufficient funds")
+)
+
+// Store is a database of drip. Reads outside a transaction may run
+// concurrently; Transact serializes writes as the engine requires.
+type Store interface {
+	Reader
+	// Transact runs fn in one write transaction, committing when fn returns
+	// nil and rolling back on error or panic. Conflicts the engine reports as
+	// retryable (SQLite busy, PostgreSQL serialization failure) rerun fn, so
+	// fn must not have effects outside tx.
+	Transact(ctx context.Context, fn func(tx Tx) error) error
+	// Migrate applies the engine's pending migrations.
+	Migrate(ctx context.Context) error
+	Engine() string
+	Close() error
+}
+
+// Reader holds every read. Both Store and Tx implement it.
+type Reader interface {
+	SecretGet(ctx context.Context, name string) ([]byte, error)
+
+	CoinList(ctx context.Context) ([]drip.Coin, error)
+
+	UserGetByID(ctx context.Context, id int64) (*drip.User, error)
+	UserGetByUsername(ctx context.Context, username string) (*drip.User, error)
+	UserGetByEmail(ctx context.Context, email string) (*drip.User, error)
+	UserGetByPayoutHash(ctx context.Context, hash string) (*drip.User, error)
+	UserGetByAddress(ctx context.Context, coin, address string) (*drip.User, error)
+	// UserAddressList returns the user's linked addresses as "COIN:address".
+	UserAddressList(ctx context.Context, userID int64) ([]string, error)
+
+	FaucetGetByID(ctx context.Context, id int64) (*drip.Faucet, error)
+	// FaucetGetByKeyHash finds the faucet whose current or pending v1 key has
+	// this hash (D13: both work until the rotation is confirmed).
+	FaucetGetByKeyHash(ctx context.Context, hash string) (*drip.Faucet, error)
+	FaucetListByOwner(ctx context.Context, ownerID int64) ([]drip.Faucet, error)
+
+	BalanceGet(ctx context.Context, accountID int64, coin string) (int64, error)
+	BalanceList(ctx context.Context, accountID int64) ([]drip.Balance, error)
+
+	PayoutList(ctx context.Context, p *PayoutListParams) ([]drip.Payout, error)
+	PayoutWindow(ctx context.Context, p *PayoutWindowParams) (count, sum int64, err error)
+
+	// RefusalCountOthers counts the distinct faucets other than faucetID whose
+	// blacklist refused the user since the given time (D42 negative rank).
+	RefusalCountOthers(ctx context.Context, userID, faucetID int64, since time.Time) (int64, error)
+
+	EventList(ctx context.Context, faucetID int64, limit int) ([]drip.Event, error)
+
+	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
+	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
+	ReconcilePayouts(ctx context.Context) ([]int64, error)
+}
+
+// Tx is a write transaction. Every write happens through one.
+type Tx interface {
+	Reader
+
+	// SecretInit stores value under name unless a value is stored already.
+	SecretInit(ctx context.Context, name string, value []byte) error
+
+	CoinSetActive(ctx context.Context, symbol string, active bool) error
+
+	AccountCreate(ctx context.Context, kind string, at time.Time) (int64, error)
+
+	UserCreate(ctx context.Context, p *UserCreateParams) (int64, error)
+	UserSetPayoutHash(ctx context.Context, id int64, hash string) error
+	UserSetStatus(ctx context.Context, id int64, status drip.UserStatus) error
+	UserAddressAdd(ctx context.Context, userID int64, coin, address string, at time.Time) error
+
+	FaucetCreate(ctx context.Context, p *FaucetCreateParams) (int64, error)
+	// FaucetSetPendingKey records a rotation's new key hash next to the current one.
+	FaucetSetPendingKey(ctx context.Context, id int64, hash string) error
+	// FaucetConfirmKey makes the pending key the only key; ErrNotFound when
+	// no rotation is pending.
+	FaucetConfirmKey(ctx context.Context, id int64) error
+	FaucetUpdateSettings(ctx context.Context, f *drip.Faucet) error
+	// FaucetLock serializes payouts of one faucet, so that owner send limits
+	// counted inside the transaction cannot be overtaken (D41).
+	FaucetLock(ctx context.Context, faucetID int64) error
+
+	// BalanceDebit takes amount from the balance and returns the new balance,
+	// or ErrInsufficientFunds when that would go below zero (and then changes nothing).
+	BalanceDebit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error)
+	// BalanceCredit adds amount (which may be negative only for system:deposits).
+	BalanceCredit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error)
+	TransferInsert(ctx context.Context, t *Transfer) (int64, error)
+
+	PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error)
+	EventInsert(ctx context.Context, e *drip.Event) error
+	RefusalInsert(ctx context.Context, userID, faucetID int64, at time.Time) error
+}
+
+type UserCreateParams struct {
+	AccountID     int64
+	Username      string
+	Email         string
+	PasswordHash  string
+	EmailVerified bool
+	CreatedAt     time.Time
+}
+
+type FaucetCreateParams struct {
+	OwnerID    int64
+	AccountID  int64
+	Name       string
+	Domain     string
+	URL        string
+	APIKeyHash string
+	Rules      drip.Rules
+	CreatedAt  time.Time
+}
+
+type PayoutListParams struct {
+	FaucetID int64
+	Coin     string // "" for every coin
+	Limit    int
+}
+
+// PayoutWindowParams selects the payouts an owner send limit counts (D41).
+type PayoutWindowParams struct {
+	FaucetID    int64
+	Since       time.Time
+	Coin        string // "" for every coin
+	RecipientID int64  // 0: any recipient
+	IPAddress   string // "": any claimer IP (only with RecipientID 0)
+}
+
+// Transfer is one journal entry: amount of coin moved from one account to
+// another (D2). The journal is append-only.
+type Transfer struct {
+	Coin      string
+	From      int64
+	To        int64
+	Amount    int64
+	Kind      string // "deposit", "payout", ...
+	CreatedAt time.Time
+}
+
+// CoinSum is a coin whose balances do not sum to zero (D3).
+type CoinSum struct {
+	Coin string
+	Sum  int64
+}
+
+// AccountMismatch is a balance that differs from the sum of its journal entries (D3).
+type AccountMismatch struct {
+	AccountID int64
+	Coin      string
+	Balance   int64
+	Journal   int64
+}

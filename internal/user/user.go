@@ -1,0 +1,184 @@
+// Package user is the registry of users: creation (D10), wallet addresses,
+// suspension, the payout_user_hash (D12) and the resolution of a payout
+// destination to a user (D11).
+package user
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/mail"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+// hashSecretName names the server secret keying payout_user_hash. It lives
+// in the database so every node and every admin command derives the same hash.
+const hashSecretName = "payout_user_hash_key"
+
+// Registry creates, finds and resolves users.
+type Registry struct {
+	store  store.Store
+	secret []byte
+	now    func() time.Time
+}
+
+// NewRegistry loads (creating on first use) the payout-hash secret.
+func NewRegistry(ctx context.Context, st store.Store, now func() time.Time) (*Registry, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	err := st.Transact(ctx, func(tx store.Tx) error { return tx.SecretInit(ctx, hashSecretName, fresh) })
+	if err != nil {
+		return nil, err
+	}
+	secret, err := st.SecretGet(ctx, hashSecretName)
+	if err != nil {
+		return nil, err
+	}
+	return &Registry{store: st, secret: secret, now: now}, nil
+}
+
+// PayoutHash is D12: the first 20 bytes of HMAC-SHA256(server secret, user
+// id), in lowercase hex. Stable per user, not reversible without the secret.
+func (r *Registry) PayoutHash(userID int64) string {
+	m := hmac.New(sha256.New, r.secret)
+	m.Write([]byte(itoa(userID)))
+	return hex.EncodeToString(m.Sum(nil)[:20])
+}
+
+var usernameRE = regexp.MustCompile(`^[a-z0-9_]{3,32}$`)
+
+// CreateParams are a new user's details.
+type CreateParams struct {
+	Username string
+	Email    string
+	Password string // optional; stored as argon2id
+	Verified bool   // email already verified
+}
+
+// Create registers a user with a wallet account and a payout hash.
+func (r *Registry) Create(ctx context.Context, p CreateParams) (*drip.User, error) {
+	username := strings.TrimSpace(p.Username)
+	if !usernameRE.MatchString(username) {
+		return nil, drip.Errorf(drip.CodeInvalid, "Invalid username: 3-32 characters of a-z, 0-9 and _.")
+	}
+	email, err := NormalizeEmail(p.Email)
+	if err != nil {
+		return nil, err
+	}
+	var hash string
+	if p.Password != "" {
+		if len(p.Password) < 8 {
+			return nil, drip.Errorf(drip.CodeInvalid, "Invalid password: at least 8 characters.")
+		}
+		hash = HashPassword(p.Password)
+	}
+	var id int64
+	now := r.now()
+	err = r.store.Transact(ctx, func(tx store.Tx) error {
+		account, err := tx.AccountCreate(ctx, "user", now)
+		if err != nil {
+			return err
+		}
+		id, err = tx.UserCreate(ctx, &store.UserCreateParams{
+			AccountID: account, Username: username, Email: email, PasswordHash: hash,
+			EmailVerified: p.Verified, CreatedAt: now,
+		})
+		if err != nil {
+			return err
+		}
+		return tx.UserSetPayoutHash(ctx, id, r.PayoutHash(id))
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil, drip.Errorf(drip.CodeConflict, "A user with this username or email already exists.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.store.UserGetByID(ctx, id)
+}
+
+// NormalizeEmail checks an email address and returns it lower-cased, the
+// form in which emails are stored and looked up.
+func NormalizeEmail(s string) (string, error) {
+	a, err := mail.ParseAddress(strings.TrimSpace(s))
+	if err != nil || a.Address != strings.TrimSpace(s) || !strings.Contains(a.Address, "@") {
+		return "", drip.Errorf(drip.CodeInvalid, "Invalid email address.")
+	}
+	return strings.ToLower(a.Address), nil
+}
+
+// ByUsername finds a user by username.
+func (r *Registry) ByUsername(ctx context.Context, username string) (*drip.User, error) {
+	u, err := r.store.UserGetByUsername(ctx, strings.ToLower(strings.TrimSpace(username)))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, drip.Errorf(drip.CodeNotFound, "No user named %q.", username)
+	}
+	return u, err
+}
+
+// LinkAddress records a wallet address of the user for coin; a payout to
+// that address for that coin goes to the user (D11).
+func (r *Registry) LinkAddress(ctx context.Context, u *drip.User, coin, address string) error {
+	address = strings.TrimSpace(address)
+	if address == "" || len(address) > 128 || strings.ContainsAny(address, " \t\r\n@") {
+		return drip.Errorf(drip.CodeInvalid, "Invalid address: 1-128 characters, no spaces or @.")
+	}
+	err := r.store.Transact(ctx, func(tx store.Tx) error {
+		return tx.UserAddressAdd(ctx, u.ID, coin, address, r.now())
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return drip.Errorf(drip.CodeConflict, "This %s address is already linked to a user.", coin)
+	}
+	return err
+}
+
+// SetStatus suspends or reactivates a user.
+func (r *Registry) SetStatus(ctx context.Context, u *drip.User, status drip.UserStatus) error {
+	return r.store.Transact(ctx, func(tx store.Tx) error { return tx.UserSetStatus(ctx, u.ID, status) })
+}
+
+var payoutHashRE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+
+// Resolve finds the user a destination names (D11), trying in order a
+// payout_user_hash, an email, a username, and a wallet address linked for
+// coin. It returns a CodeRecipientUnknown error when no user matches.
+// Whether the user may be paid is the caller's question (drip.User.Payable).
+func (r *Registry) Resolve(ctx context.Context, to, coin string) (*drip.User, error) {
+	to = strings.TrimSpace(to)
+	if to == "" || len(to) > 320 {
+		return nil, drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: no user owns this destination.")
+	}
+	lookups := make([]func() (*drip.User, error), 0, 4)
+	if payoutHashRE.MatchString(to) {
+		lookups = append(lookups, func() (*drip.User, error) { return r.store.UserGetByPayoutHash(ctx, strings.ToLower(to)) })
+	}
+	if strings.Contains(to, "@") {
+		lookups = append(lookups, func() (*drip.User, error) { return r.store.UserGetByEmail(ctx, strings.ToLower(to)) })
+	} else if usernameRE.MatchString(strings.ToLower(to)) {
+		lookups = append(lookups, func() (*drip.User, error) { return r.store.UserGetByUsername(ctx, strings.ToLower(to)) })
+	}
+	lookups = append(lookups, func() (*drip.User, error) { return r.store.UserGetByAddress(ctx, coin, to) })
+	for _, lookup := range lookups {
+		u, err := lookup()
+		if err == nil {
+			return u, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	return nil, drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: no user owns this destination.")
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
