@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/dripfaucet/drip/internal/app"
 	"io"
 	"sort"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 type adminCmd struct {
 	summary string
 	// flags registers the command's own flags and returns what runs it.
-	flags func(fs *flag.FlagSet) func(ctx context.Context, svc *services) (result any, human string, err error)
+	flags func(fs *flag.FlagSet) func(ctx context.Context, svc *app.App) (result any, human string, err error)
 }
 
 var adminCmds = map[string]adminCmd{
@@ -81,11 +82,11 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, rest, stderr); err != nil {
 		return err
 	}
-	svc, err := openServices(ctx, d)
+	svc, err := openApp(ctx, d, app.Options{})
 	if err != nil {
 		return err
 	}
-	defer svc.store.Close()
+	defer svc.Store.Close()
 	result, human, err := runCmd(ctx, svc)
 	if result != nil {
 		if *asJSON {
@@ -111,18 +112,18 @@ func required(pairs ...string) error {
 	return nil
 }
 
-type runFunc = func(ctx context.Context, svc *services) (any, string, error)
+type runFunc = func(ctx context.Context, svc *app.App) (any, string, error)
 
 func userCreate(fs *flag.FlagSet) runFunc {
 	username := fs.String("username", "", "3-32 characters of a-z, 0-9 and _")
 	email := fs.String("email", "", "email address")
 	password := fs.String("password", "", "optional password (stored as argon2id)")
 	verified := fs.Bool("verified", false, "mark the email address verified (unverified users cannot be paid)")
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		if err := required("username", *username, "email", *email); err != nil {
 			return nil, "", err
 		}
-		u, err := svc.users.Create(ctx, user.CreateParams{Username: *username, Email: *email, Password: *password, Verified: *verified})
+		u, err := svc.Users.Create(ctx, user.CreateParams{Username: *username, Email: *email, Password: *password, Verified: *verified})
 		if err != nil {
 			return nil, "", err
 		}
@@ -135,11 +136,11 @@ func userLinkAddress(fs *flag.FlagSet) runFunc {
 	username := fs.String("username", "", "the user")
 	coinSym := fs.String("coin", "", "coin symbol, e.g. DOGE")
 	address := fs.String("address", "", "wallet address")
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		if err := required("username", *username, "coin", *coinSym, "address", *address); err != nil {
 			return nil, "", err
 		}
-		u, err := svc.users.ByUsername(ctx, *username)
+		u, err := svc.Users.ByUsername(ctx, *username)
 		if err != nil {
 			return nil, "", err
 		}
@@ -147,7 +148,7 @@ func userLinkAddress(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, "", err
 		}
-		if err := svc.users.LinkAddress(ctx, u, c, *address); err != nil {
+		if err := svc.Users.LinkAddress(ctx, u, c, *address); err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"username": u.Username, "coin": c, "address": strings.TrimSpace(*address)},
@@ -158,15 +159,15 @@ func userLinkAddress(fs *flag.FlagSet) runFunc {
 func userSetStatus(status drip.UserStatus) func(fs *flag.FlagSet) runFunc {
 	return func(fs *flag.FlagSet) runFunc {
 		username := fs.String("username", "", "the user")
-		return func(ctx context.Context, svc *services) (any, string, error) {
+		return func(ctx context.Context, svc *app.App) (any, string, error) {
 			if err := required("username", *username); err != nil {
 				return nil, "", err
 			}
-			u, err := svc.users.ByUsername(ctx, *username)
+			u, err := svc.Users.ByUsername(ctx, *username)
 			if err != nil {
 				return nil, "", err
 			}
-			if err := svc.users.SetStatus(ctx, u, status); err != nil {
+			if err := svc.Users.SetStatus(ctx, u, status); err != nil {
 				return nil, "", err
 			}
 			return map[string]any{"username": u.Username, "status": status}, fmt.Sprintf("%s is %s", u.Username, status), nil
@@ -179,15 +180,15 @@ func faucetCreate(fs *flag.FlagSet) runFunc {
 	name := fs.String("name", "", "faucet name")
 	domain := fs.String("domain", "", "faucet domain, e.g. faucet.example.com")
 	url := fs.String("url", "", "faucet URL on that domain")
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		if err := required("owner", *owner, "name", *name, "domain", *domain, "url", *url); err != nil {
 			return nil, "", err
 		}
-		u, err := svc.users.ByUsername(ctx, *owner)
+		u, err := svc.Users.ByUsername(ctx, *owner)
 		if err != nil {
 			return nil, "", err
 		}
-		f, key, err := svc.faucets.Create(ctx, faucet.CreateParams{OwnerID: u.ID, Name: *name, Domain: *domain, URL: *url})
+		f, key, err := svc.Faucets.Create(ctx, faucet.CreateParams{OwnerID: u.ID, Name: *name, Domain: *domain, URL: *url})
 		if err != nil {
 			return nil, "", err
 		}
@@ -197,13 +198,13 @@ func faucetCreate(fs *flag.FlagSet) runFunc {
 }
 
 // faucetFlag registers --faucet and returns a getter of the faucet it names.
-func faucetFlag(fs *flag.FlagSet) func(ctx context.Context, svc *services) (*drip.Faucet, error) {
+func faucetFlag(fs *flag.FlagSet) func(ctx context.Context, svc *app.App) (*drip.Faucet, error) {
 	id := fs.Int64("faucet", 0, "faucet id")
-	return func(ctx context.Context, svc *services) (*drip.Faucet, error) {
+	return func(ctx context.Context, svc *app.App) (*drip.Faucet, error) {
 		if *id <= 0 {
 			return nil, usagef("--faucet is required (a faucet id)")
 		}
-		return svc.faucets.Get(ctx, *id)
+		return svc.Faucets.Get(ctx, *id)
 	}
 }
 
@@ -223,12 +224,12 @@ func faucetView(f *drip.Faucet) map[string]any {
 
 func faucetShow(fs *flag.FlagSet) runFunc {
 	get := faucetFlag(fs)
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		f, err := get(ctx, svc)
 		if err != nil {
 			return nil, "", err
 		}
-		balances, err := svc.store.BalanceList(ctx, f.AccountID)
+		balances, err := svc.Store.BalanceList(ctx, f.AccountID)
 		if err != nil {
 			return nil, "", err
 		}
@@ -247,12 +248,12 @@ func faucetShow(fs *flag.FlagSet) runFunc {
 
 func faucetRotateKey(fs *flag.FlagSet) runFunc {
 	get := faucetFlag(fs)
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		f, err := get(ctx, svc)
 		if err != nil {
 			return nil, "", err
 		}
-		key, err := svc.faucets.RotateKey(ctx, f.ID)
+		key, err := svc.Faucets.RotateKey(ctx, f.ID)
 		if err != nil {
 			return nil, "", err
 		}
@@ -263,12 +264,12 @@ func faucetRotateKey(fs *flag.FlagSet) runFunc {
 
 func faucetConfirmRotation(fs *flag.FlagSet) runFunc {
 	get := faucetFlag(fs)
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		f, err := get(ctx, svc)
 		if err != nil {
 			return nil, "", err
 		}
-		if err := svc.faucets.ConfirmRotation(ctx, f.ID); err != nil {
+		if err := svc.Faucets.ConfirmRotation(ctx, f.ID); err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"id": f.ID, "confirmed": true}, fmt.Sprintf("faucet %d: the new key is now the only key", f.ID), nil
@@ -278,7 +279,7 @@ func faucetConfirmRotation(fs *flag.FlagSet) runFunc {
 func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
 	get := faucetFlag(fs)
 	ips := fs.String("ips", "", "addresses or CIDRs, comma-separated; empty clears the whitelist")
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		f, err := get(ctx, svc)
 		if err != nil {
 			return nil, "", err
@@ -287,7 +288,7 @@ func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, "", err
 		}
-		if f, err = svc.faucets.SetIPWhitelist(ctx, f.ID, list); err != nil {
+		if f, err = svc.Faucets.SetIPWhitelist(ctx, f.ID, list); err != nil {
 			return nil, "", err
 		}
 		v := faucetView(f)
@@ -298,7 +299,7 @@ func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
 func faucetSetLimits(fs *flag.FlagSet) runFunc {
 	get := faucetFlag(fs)
 	raw := fs.String("limits", "", `JSON list, e.g. [{"coin":"BTC","per":"recipient","window_seconds":3600,"max_count":1}]; [] clears`)
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		f, err := get(ctx, svc)
 		if err != nil {
 			return nil, "", err
@@ -309,11 +310,11 @@ func faucetSetLimits(fs *flag.FlagSet) runFunc {
 		if err := dec.Decode(&limits); err != nil {
 			return nil, "", usagef("--limits: %v", err)
 		}
-		coins, err := svc.coins.List(ctx)
+		coins, err := svc.Coins.List(ctx)
 		if err != nil {
 			return nil, "", err
 		}
-		if f, err = svc.faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
+		if f, err = svc.Faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
 			return nil, "", err
 		}
 		v := faucetView(f)
@@ -328,7 +329,7 @@ func faucetSetRules(fs *flag.FlagSet) runFunc {
 	negative := fs.String("negative-rank", "", "maximum negative rank tolerated, 0-100")
 	whitelist := fs.String("whitelist", "\x00", "comma-separated usernames, emails, addresses, hashes, IPs or CIDRs; empty clears")
 	blacklist := fs.String("blacklist", "\x00", "as --whitelist")
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		f, err := get(ctx, svc)
 		if err != nil {
 			return nil, "", err
@@ -356,7 +357,7 @@ func faucetSetRules(fs *flag.FlagSet) runFunc {
 			*r.into = &n
 		}
 		c.Whitelist, c.Blacklist = splitList(*whitelist), splitList(*blacklist)
-		if f, err = svc.faucets.SetRules(ctx, f.ID, c); err != nil {
+		if f, err = svc.Faucets.SetRules(ctx, f.ID, c); err != nil {
 			return nil, "", err
 		}
 		out, _ := json.Marshal(f.Rules)
@@ -379,8 +380,8 @@ func splitList(s string) *[]string {
 }
 
 // knownCoin returns the symbol of a coin the database has, active or not.
-func knownCoin(ctx context.Context, svc *services, symbol string) (string, error) {
-	coins, err := svc.coins.List(ctx)
+func knownCoin(ctx context.Context, svc *app.App, symbol string) (string, error) {
+	coins, err := svc.Coins.List(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -396,7 +397,7 @@ func deposit(fs *flag.FlagSet) runFunc {
 	get := faucetFlag(fs)
 	coinSym := fs.String("coin", "", "coin symbol")
 	amount := fs.String("amount", "", "amount in smallest units (positive integer)")
-	return func(ctx context.Context, svc *services) (any, string, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		f, err := get(ctx, svc)
 		if err != nil {
 			return nil, "", err
@@ -409,7 +410,7 @@ func deposit(fs *flag.FlagSet) runFunc {
 		if !ok {
 			return nil, "", usagef("--amount must be a positive integer in smallest units")
 		}
-		balance, err := svc.ledger.Deposit(ctx, f, c, n)
+		balance, err := svc.Ledger.Deposit(ctx, f, c, n)
 		if err != nil {
 			return nil, "", err
 		}
@@ -419,8 +420,8 @@ func deposit(fs *flag.FlagSet) runFunc {
 }
 
 func coinList(fs *flag.FlagSet) runFunc {
-	return func(ctx context.Context, svc *services) (any, string, error) {
-		coins, err := svc.coins.List(ctx)
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		coins, err := svc.Coins.List(ctx)
 		if err != nil {
 			return nil, "", err
 		}
@@ -441,11 +442,11 @@ func coinList(fs *flag.FlagSet) runFunc {
 func coinSetActive(active bool) func(fs *flag.FlagSet) runFunc {
 	return func(fs *flag.FlagSet) runFunc {
 		symbol := fs.String("coin", "", "coin symbol")
-		return func(ctx context.Context, svc *services) (any, string, error) {
+		return func(ctx context.Context, svc *app.App) (any, string, error) {
 			if err := required("coin", *symbol); err != nil {
 				return nil, "", err
 			}
-			if err := svc.coins.SetActive(ctx, *symbol, active); err != nil {
+			if err := svc.Coins.SetActive(ctx, *symbol, active); err != nil {
 				return nil, "", err
 			}
 			return map[string]any{"symbol": strings.ToUpper(*symbol), "active": active},
@@ -455,8 +456,8 @@ func coinSetActive(active bool) func(fs *flag.FlagSet) runFunc {
 }
 
 func reconcile(fs *flag.FlagSet) runFunc {
-	return func(ctx context.Context, svc *services) (any, string, error) {
-		r, err := svc.ledger.Reconcile(ctx)
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		r, err := svc.Ledger.Reconcile(ctx)
 		if err != nil {
 			return nil, "", err
 		}

@@ -9,15 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/dripfaucet/drip/internal/coin"
-	"github.com/dripfaucet/drip/internal/faucet"
-	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/postgres"
 	"github.com/dripfaucet/drip/internal/store/sqlite"
-	"github.com/dripfaucet/drip/internal/user"
 )
 
 // dbFlags are the flags every command shares to find its database.
@@ -70,33 +66,18 @@ func openStore(ctx context.Context, d dbFlags) (store.Store, error) {
 	return sqlite.Open(ctx, filepath.Join(d.dataDir, "drip.db"))
 }
 
-// services are the application's parts, built once per process.
-type services struct {
-	store   store.Store
-	now     func() time.Time
-	users   *user.Registry
-	faucets *faucet.Service
-	coins   *coin.Catalog
-	ledger  *ledger.Ledger
-}
-
-func openServices(ctx context.Context, d dbFlags) (*services, error) {
+// openApp opens the database the flags name and builds the services over it.
+func openApp(ctx context.Context, d dbFlags, opts app.Options) (*app.App, error) {
 	st, err := openStore(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now
-	users, err := user.NewRegistry(ctx, st, now)
+	a, err := app.New(ctx, st, opts)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	return &services{
-		store: st, now: now, users: users,
-		faucets: faucet.NewService(st, now),
-		coins:   coin.NewCatalog(st),
-		ledger:  ledger.New(st, now),
-	}, nil
+	return a, nil
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dripfaucet/drip/internal/app"
 	"io"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -30,8 +31,8 @@ var demoFunding = []drip.Balance{
 // address), and prints the faucet's v1 key with a curl line to try. Keys are
 // stored hashed, so a later start cannot show the old key again: it rotates
 // the demo faucet's key and prints the new one.
-func runDemo(ctx context.Context, svc *services, baseURL string, stdout io.Writer) error {
-	owner, err := svc.users.ByUsername(ctx, demoOwner)
+func runDemo(ctx context.Context, svc *app.App, baseURL string, stdout io.Writer) error {
+	owner, err := svc.Users.ByUsername(ctx, demoOwner)
 	var f *drip.Faucet
 	var key string
 	switch {
@@ -39,10 +40,10 @@ func runDemo(ctx context.Context, svc *services, baseURL string, stdout io.Write
 		if f, err = demoFaucet(ctx, svc, owner); err != nil {
 			return err
 		}
-		if key, err = svc.faucets.RotateKey(ctx, f.ID); err != nil {
+		if key, err = svc.Faucets.RotateKey(ctx, f.ID); err != nil {
 			return err
 		}
-		if err := svc.faucets.ConfirmRotation(ctx, f.ID); err != nil {
+		if err := svc.Faucets.ConfirmRotation(ctx, f.ID); err != nil {
 			return err
 		}
 	case drip.ErrorCode(err) == drip.CodeNotFound:
@@ -66,19 +67,19 @@ Try:
 	return nil
 }
 
-func createDemo(ctx context.Context, svc *services) (*drip.Faucet, string, error) {
-	owner, err := svc.users.Create(ctx, user.CreateParams{Username: demoOwner, Email: "owner@example.com", Verified: true})
+func createDemo(ctx context.Context, svc *app.App) (*drip.Faucet, string, error) {
+	owner, err := svc.Users.Create(ctx, user.CreateParams{Username: demoOwner, Email: "owner@example.com", Verified: true})
 	if err != nil {
 		return nil, "", err
 	}
-	f, key, err := svc.faucets.Create(ctx, faucet.CreateParams{
+	f, key, err := svc.Faucets.Create(ctx, faucet.CreateParams{
 		OwnerID: owner.ID, Name: demoFaucetName, Domain: "faucet.example.com", URL: "https://faucet.example.com/",
 	})
 	if err != nil {
 		return nil, "", err
 	}
 	for _, b := range demoFunding {
-		if _, err := svc.ledger.Deposit(ctx, f, b.Coin, b.Amount); err != nil {
+		if _, err := svc.Ledger.Deposit(ctx, f, b.Coin, b.Amount); err != nil {
 			return nil, "", err
 		}
 	}
@@ -87,12 +88,12 @@ func createDemo(ctx context.Context, svc *services) (*drip.Faucet, string, error
 		{Username: "bob", Email: "bob@example.com", Verified: true},
 		{Username: "carol", Email: "carol@example.com", Verified: true},
 	} {
-		u, err := svc.users.Create(ctx, r)
+		u, err := svc.Users.Create(ctx, r)
 		if err != nil {
 			return nil, "", err
 		}
 		if u.Username == "carol" {
-			if err := svc.users.LinkAddress(ctx, u, "DOGE", demoDogeAddress); err != nil {
+			if err := svc.Users.LinkAddress(ctx, u, "DOGE", demoDogeAddress); err != nil {
 				return nil, "", err
 			}
 		}
@@ -101,8 +102,8 @@ func createDemo(ctx context.Context, svc *services) (*drip.Faucet, string, error
 }
 
 // demoFaucet finds the demo owner's faucet.
-func demoFaucet(ctx context.Context, svc *services, owner *drip.User) (*drip.Faucet, error) {
-	fs, err := svc.store.FaucetListByOwner(ctx, owner.ID)
+func demoFaucet(ctx context.Context, svc *app.App, owner *drip.User) (*drip.Faucet, error) {
+	fs, err := svc.Store.FaucetListByOwner(ctx, owner.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
-	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/ratelimit"
-	"github.com/dripfaucet/drip/internal/server"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -38,18 +37,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	svc, err := openServices(ctx, d)
+	svc, err := openApp(ctx, d, app.Options{
+		Log: log, Rate: ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst},
+	})
 	if err != nil {
 		return err
 	}
-	defer svc.store.Close()
-
-	payouts := payout.NewService(payout.Deps{
-		Store: svc.store, Faucets: svc.faucets, Users: svc.users, Coins: svc.coins, Ledger: svc.ledger,
-		Limiter: ratelimit.NewMemory(ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst}, svc.now),
-		Now:     svc.now,
-	})
-	handler := server.New(server.Handlers{V1: apiv1.New(payouts, log, apiv1.Options{})}, log)
+	defer svc.Store.Close()
+	handler := svc.Handler(apiv1.Options{})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -73,7 +68,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-	log.Info("drip serving", "addr", ln.Addr().String(), "engine", svc.store.Engine(), "base_url", base, "pid", os.Getpid())
+	log.Info("drip serving", "addr", ln.Addr().String(), "engine", svc.Store.Engine(), "base_url", base, "pid", os.Getpid())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

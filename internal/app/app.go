@@ -1,0 +1,77 @@
+// Package app builds drip's services and HTTP handler over a store. cmd/drip
+// and the tests use it alike, so what the tests run is what serve runs.
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/apiv1"
+	"github.com/dripfaucet/drip/internal/coin"
+	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/server"
+	"github.com/dripfaucet/drip/internal/store"
+	"github.com/dripfaucet/drip/internal/user"
+)
+
+// Options adjust the application; zero values give the defaults.
+type Options struct {
+	Now     func() time.Time  // the clock; time.Now
+	Rate    ratelimit.Config  // request rate per key; ratelimit.Default (D40)
+	Limiter ratelimit.Limiter // overrides Rate, e.g. a shared limiter
+	Log     *slog.Logger      // discards when nil
+}
+
+// App is drip's services over one store.
+type App struct {
+	Store   store.Store
+	Now     func() time.Time
+	Users   *user.Registry
+	Faucets *faucet.Service
+	Coins   *coin.Catalog
+	Ledger  *ledger.Ledger
+	Payouts *payout.Service
+	Log     *slog.Logger
+}
+
+// New builds the services over st (already migrated).
+func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Rate == (ratelimit.Config{}) {
+		opts.Rate = ratelimit.Default
+	}
+	if opts.Limiter == nil {
+		opts.Limiter = ratelimit.NewMemory(opts.Rate, opts.Now)
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	users, err := user.NewRegistry(ctx, st, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{
+		Store: st, Now: opts.Now, Users: users, Log: opts.Log,
+		Faucets: faucet.NewService(st, opts.Now),
+		Coins:   coin.NewCatalog(st),
+		Ledger:  ledger.New(st, opts.Now),
+	}
+	a.Payouts = payout.NewService(payout.Deps{
+		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
+		Limiter: opts.Limiter, Now: opts.Now,
+	})
+	return a, nil
+}
+
+// Handler is the HTTP interface of the application.
+func (a *App) Handler(opts apiv1.Options) http.Handler {
+	return server.New(server.Handlers{V1: apiv1.New(a.Payouts, a.Log, opts)}, a.Log)
+}

@@ -1,0 +1,183 @@
+// Package apptest runs the real drip application for tests: services over
+// a fresh store, served over HTTP by httptest, with a settable clock,
+// fixture factories and a v1 client.
+package apptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/apiv1"
+	"github.com/dripfaucet/drip/internal/app"
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/store"
+	"github.com/dripfaucet/drip/internal/user"
+)
+
+// Clock is a settable clock, safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock starts at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Env is a running application.
+type Env struct {
+	App    *app.App
+	Server *httptest.Server
+	Clock  *Clock
+	seq    atomic.Int64
+}
+
+// Options adjust the environment.
+type Options struct {
+	Rate ratelimit.Config // request rate per key; default D40
+	V1   apiv1.Options
+}
+
+// New starts the application over st.
+func New(t testing.TB, st store.Store, opts Options) *Env {
+	t.Helper()
+	clock := NewClock(time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC))
+	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: opts.Rate})
+	if err != nil {
+		t.Fatalf("app: %v", err)
+	}
+	srv := httptest.NewServer(a.Handler(opts.V1))
+	t.Cleanup(srv.Close)
+	return &Env{App: a, Server: srv, Clock: clock}
+}
+
+// User creates a verified, active user; name must be unique in the env.
+func (e *Env) User(t testing.TB, username string) *drip.User {
+	t.Helper()
+	u, err := e.App.Users.Create(context.Background(), user.CreateParams{
+		Username: username, Email: username + "@example.com", Verified: true,
+	})
+	if err != nil {
+		t.Fatalf("create user %s: %v", username, err)
+	}
+	return u
+}
+
+// Faucet creates a faucet owned by a new user and deposits funds (coin ->
+// smallest units) into it. It returns the faucet and its v1 key.
+func (e *Env) Faucet(t testing.TB, funds map[string]int64) (*drip.Faucet, string) {
+	t.Helper()
+	n := e.seq.Add(1)
+	owner := e.User(t, fmt.Sprintf("owner%d", n))
+	f, key, err := e.App.Faucets.Create(context.Background(), faucet.CreateParams{
+		OwnerID: owner.ID, Name: fmt.Sprintf("Faucet %d", n),
+		Domain: fmt.Sprintf("f%d.example.com", n), URL: fmt.Sprintf("https://f%d.example.com/", n),
+	})
+	if err != nil {
+		t.Fatalf("create faucet: %v", err)
+	}
+	for coin, amount := range funds {
+		if _, err := e.App.Ledger.Deposit(context.Background(), f, coin, amount); err != nil {
+			t.Fatalf("deposit %d %s: %v", amount, coin, err)
+		}
+	}
+	return f, key
+}
+
+// Reply is a v1 reply: its HTTP status, raw body and decoded members.
+type Reply struct {
+	HTTPStatus int
+	Raw        string
+	Body       map[string]json.RawMessage
+}
+
+// Status is the v1 outcome code in the body, or -1 if absent.
+func (r *Reply) Status() int {
+	var s int
+	if err := json.Unmarshal(r.Body["status"], &s); err != nil {
+		return -1
+	}
+	return s
+}
+
+// Post sends a form-encoded POST to a v1 path ("/send") and decodes the reply.
+func (e *Env) Post(t testing.TB, path string, form url.Values) *Reply {
+	t.Helper()
+	return e.Do(t, http.MethodPost, path, "application/x-www-form-urlencoded", form.Encode())
+}
+
+// Do sends any request to a v1 path and decodes the reply, failing the test
+// if the reply is not JSON.
+func (e *Env) Do(t testing.TB, method, path, contentType, body string) *Reply {
+	t.Helper()
+	req, err := http.NewRequest(method, e.Server.URL+apiv1.Prefix+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := e.Server.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read reply: %v", err)
+	}
+	r := &Reply{HTTPStatus: resp.StatusCode, Raw: string(raw)}
+	if err := json.Unmarshal(raw, &r.Body); err != nil {
+		t.Fatalf("%s %s: reply is not a JSON object: %v\n%s", method, path, err, raw)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: Content-Type %q, want application/json", method, path, ct)
+	}
+	return r
+}
+
+// Balance reads an account's balance of coin straight from the store.
+func (e *Env) Balance(t testing.TB, accountID int64, coin string) int64 {
+	t.Helper()
+	b, err := e.App.Store.BalanceGet(context.Background(), accountID, coin)
+	if err != nil {
+		t.Fatalf("balance: %v", err)
+	}
+	return b
+}
+
+// Reconcile fails the test unless the ledger holds its invariant (D3).
+func (e *Env) Reconcile(t testing.TB) {
+	t.Helper()
+	r, err := e.App.Ledger.Reconcile(context.Background())
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	if !r.OK() {
+		t.Fatalf("ledger does not reconcile: %+v", r)
+	}
+}
