@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/store/storetest"
+)
+
+// dripBin is the drip binary built once for the end-to-end tests.
+var dripBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "drip-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	dripBin = filepath.Join(dir, "drip")
+	if out, err := exec.Command("go", "build", "-o", dripBin, ".").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a running drip serve process.
+type server struct {
+	cmd    *exec.Cmd
+	base   string // http://127.0.0.1:port
+	key    string // the demo faucet's v1 key
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+var (
+	keyLine  = regexp.MustCompile(`v1 api_key:\s+([0-9a-f]{40,})`)
+	curlLine = regexp.MustCompile(`curl -s (http://[^/\s]+)/api/v1/send`)
+)
+
+// startDemo runs drip serve --demo on a free port with the given database
+// flags and waits until it has printed its key and curl line.
+func startDemo(t *testing.T, dbArgs ...string) *server {
+	t.Helper()
+	args := append([]string{"serve", "--demo", "--listen", "127.0.0.1:0"}, dbArgs...)
+	cmd := exec.Command(dripBin, args...)
+	cmd.Env = append(os.Environ(), "DRIP_LOG_LEVEL=info")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	found := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			if m := keyLine.FindStringSubmatch(line); m != nil {
+				s.key = m[1]
+			}
+			if m := curlLine.FindStringSubmatch(line); m != nil && s.base == "" {
+				s.base = m[1]
+				close(found)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { s.done <- cmd.Wait() }()
+	select {
+	case <-found:
+	case err := <-s.done:
+		t.Fatalf("drip serve exited early: %v\n%s", err, s.stderr)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("drip serve printed no curl line\n%s", s.stderr)
+	}
+	if s.key == "" {
+		t.Fatal("drip serve --demo printed no key")
+	}
+	return s
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Fatalf("drip serve exited with %v after SIGTERM\n%s", err, s.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("drip serve did not stop within 30s of SIGTERM")
+	}
+	if !strings.Contains(s.stderr.String(), "drip stopped") {
+		t.Errorf("no clean-stop log line:\n%s", s.stderr)
+	}
+}
+
+// post sends a v1 form POST and returns the body's status and members.
+func post(t *testing.T, endpoint string, form url.Values) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.PostForm(endpoint, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: HTTP %d", endpoint, resp.StatusCode)
+	}
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("POST %s: %v", endpoint, err)
+	}
+	status, _ := body["status"].(float64)
+	return int(status), body
+}
+
+// walkthrough is one curl line of the README and the status it promises.
+type walkthrough struct {
+	line   string
+	path   string
+	form   url.Values
+	status int
+}
+
+// readmeWalkthrough parses the curl lines of the README's v1 walk-through.
+func readmeWalkthrough(t *testing.T, base, key string) []walkthrough {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^curl -s http://127\.0\.0\.1:8080(/api/v1/\w+)((?: -d [^ ]+)+)\s+# status (\d+)\s*$`)
+	var steps []walkthrough
+	for _, m := range re.FindAllStringSubmatch(string(readme), -1) {
+		form := url.Values{}
+		for _, arg := range strings.Fields(strings.ReplaceAll(m[2], "-d ", "")) {
+			k, v, _ := strings.Cut(arg, "=")
+			form.Add(k, strings.ReplaceAll(v, "$KEY", key))
+		}
+		status, _ := strconv.Atoi(m[3])
+		steps = append(steps, walkthrough{line: m[0], path: base + m[1], form: form, status: status})
+	}
+	if len(steps) < 8 {
+		t.Fatalf("README walk-through has %d curl lines; the pattern no longer matches it", len(steps))
+	}
+	return steps
+}
+
+// runAdmin runs a drip admin command with --json and decodes its output.
+func runAdmin(t *testing.T, dbArgs []string, args ...string) map[string]any {
+	t.Helper()
+	out, err := exec.Command(dripBin, append(append([]string{"admin"}, args...), append(dbArgs, "--json")...)...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("drip admin %v: %v\n%s", args, err, stderr)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("drip admin %v: output is not a JSON object: %v\n%s", args, err, out)
+	}
+	return v
+}
+
+// TestServeDemoWalkthrough builds drip, runs serve --demo on a free port,
+// performs the README's curl walk-through, operates the running service
+// with admin commands, reconciles, and stops it with SIGTERM.
+func TestServeDemoWalkthrough(t *testing.T) {
+	t.Parallel()
+	engines := map[string]func(t *testing.T) []string{
+		"sqlite": func(t *testing.T) []string { return []string{"--data-dir", t.TempDir()} },
+	}
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		engines["postgres"] = func(t *testing.T) []string {
+			_, u := storetest.OpenPostgresURL(t)
+			return []string{"--database-url", u}
+		}
+	} else {
+		t.Logf("%s not set: the walk-through runs on SQLite only", storetest.PostgresEnv)
+	}
+	for name, dbArgs := range engines {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db := dbArgs(t)
+			s := startDemo(t, db...)
+			for _, step := range readmeWalkthrough(t, s.base, s.key) {
+				if got, body := post(t, step.path, step.form); got != step.status {
+					t.Errorf("%s\n  status %d, README promises %d: %v", step.line, got, step.status, body)
+				}
+			}
+
+			// Operator commands work against the running service's database.
+			owner := runAdmin(t, db, "user", "create", "--username", "ann", "--email", "Ann@Example.com", "--verified")
+			if owner["email"] != "ann@example.com" || len(owner["payout_user_hash"].(string)) != 40 {
+				t.Errorf("user create: %v", owner)
+			}
+			created := runAdmin(t, db, "faucet", "create", "--owner", "ann", "--name", "Ann", "--domain", "ann.example.com", "--url", "https://ann.example.com/")
+			id := strconv.Itoa(int(created["id"].(float64)))
+			oldKey := created["api_key"].(string)
+			dep := runAdmin(t, db, "deposit", "--faucet", id, "--coin", "LTC", "--amount", "7000")
+			if dep["balance"].(float64) != 7000 {
+				t.Errorf("deposit: %v", dep)
+			}
+			send := url.Values{"api_key": {oldKey}, "to": {"bob"}, "amount": {"100"}, "currency": {"LTC"}}
+			if got, body := post(t, s.base+"/api/v1/send", send); got != 200 || body["balance"].(float64) != 6900 {
+				t.Fatalf("send with the admin-created faucet: %d %v", got, body)
+			}
+
+			// D13: the rotated key works beside the old one until confirmed.
+			newKey := runAdmin(t, db, "faucet", "rotate-key", "--faucet", id)["pending_api_key"].(string)
+			balance := func(key string) int {
+				got, _ := post(t, s.base+"/api/v1/getbalance", url.Values{"api_key": {key}, "currency": {"LTC"}})
+				return got
+			}
+			if balance(oldKey) != 200 || balance(newKey) != 200 {
+				t.Errorf("before confirmation both keys must work: old %d new %d", balance(oldKey), balance(newKey))
+			}
+			runAdmin(t, db, "faucet", "confirm-rotation", "--faucet", id)
+			if balance(oldKey) != 403 || balance(newKey) != 200 {
+				t.Errorf("after confirmation: old %d (want 403) new %d (want 200)", balance(oldKey), balance(newKey))
+			}
+
+			if rec := runAdmin(t, db, "reconcile"); rec["ok"] != true {
+				t.Errorf("reconcile while serving: %v", rec)
+			}
+			s.stop(t)
+
+			// A second --demo start prints a fresh key; the old one is dead.
+			again := startDemo(t, db...)
+			if again.key == s.key {
+				t.Error("second --demo start printed the same key")
+			}
+			if got := balanceStatus(t, again.base, s.key); got != 403 {
+				t.Errorf("previous demo key: status %d, want 403", got)
+			}
+			if got := balanceStatus(t, again.base, again.key); got != 200 {
+				t.Errorf("new demo key: status %d, want 200", got)
+			}
+			again.stop(t)
+		})
+	}
+}
+
+func balanceStatus(t *testing.T, base, key string) int {
+	got, _ := post(t, base+"/api/v1/getbalance", url.Values{"api_key": {key}, "currency": {"BTC"}})
+	return got
+}
+
+// TestAdminErrors checks that operator mistakes get a message and a
+// non-zero exit, never a stack trace.
+func TestAdminErrors(t *testing.T) {
+	t.Parallel()
+	db := []string{"--data-dir", t.TempDir()}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown command", []string{"admin", "frobnicate"}, 2, "unknown admin command"},
+		{"missing flag", []string{"admin", "user", "create", "--username", "zed"}, 2, "--email is required"},
+		{"bad username", []string{"admin", "user", "create", "--username", "Z!", "--email", "z@example.com"}, 1, "Invalid username"},
+		{"unknown faucet", []string{"admin", "deposit", "--faucet", "999", "--coin", "BTC", "--amount", "5"}, 1, "No faucet 999"},
+		{"bad amount", []string{"admin", "deposit", "--faucet", "1", "--coin", "BTC", "--amount", "1.5"}, 1, ""},
+		{"bad limits JSON", []string{"admin", "faucet", "set-limits", "--faucet", "1", "--limits", "[{"}, 1, ""},
+		{"bad database url", []string{"migrate", "--database-url", "mysql://x"}, 2, "postgres://"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.CommandContext(context.Background(), dripBin, append(c.args, db...)...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() == 0 {
+				t.Fatalf("exit %v, want a non-zero exit", err)
+			}
+			if c.code == 2 && ee.ExitCode() != 2 {
+				t.Errorf("exit code %d, want 2 (usage)", ee.ExitCode())
+			}
+			if !strings.Contains(stderr.String(), c.want) || strings.Contains(stderr.String(), "goroutine") {
+				t.Errorf("stderr %q, want it to mention %q and hold no stack trace", stderr.String(), c.want)
+			}
+		})
+	}
+}
