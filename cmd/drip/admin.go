@@ -210,16 +210,12 @@ func faucetFlag(fs *flag.FlagSet) func(ctx context.Context, svc *app.App) (*drip
 
 // faucetView is a faucet as the admin commands print it.
 func faucetView(f *drip.Faucet) map[string]any {
-	ips := make([]string, 0, len(f.IPWhitelist))
-	for _, p := range f.IPWhitelist {
-		ips = append(ips, p.String())
-	}
 	limits := f.Limits
 	if limits == nil {
 		limits = []drip.Limit{}
 	}
 	return map[string]any{"id": f.ID, "owner_id": f.OwnerID, "name": f.Name, "domain": f.Domain, "url": f.URL,
-		"ip_whitelist": ips, "limits": limits, "rules": f.Rules}
+		"ip_whitelist": f.IPWhitelistStrings(), "limits": limits, "rules": f.Rules}
 }
 
 func faucetShow(fs *flag.FlagSet) runFunc {

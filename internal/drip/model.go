@@ -5,29 +5,14 @@ import (
 	"time"
 )
 
-// Coin is a currency the service can move. Symbols are upper-case.
+// Coin is a currency the service can move. Symbols are upper-case. The
+// built-in set (BTC, ETH, DOGE, LTC, BCH, DASH, DGB, TRX, USDT, BNB, SOL,
+// XRP) is seeded by the first migration of each engine.
 type Coin struct {
 	Symbol    string
 	Name      string
 	Active    bool
 	MinPayout int64 // smallest amount a send may pay, in smallest units
-}
-
-// BuiltinCoins is the coin set every database starts with; the operator can
-// disable or re-enable any of them (drip admin coin enable|disable).
-var BuiltinCoins = []Coin{
-	{Symbol: "BTC", Name: "Bitcoin"},
-	{Symbol: "ETH", Name: "Ethereum"},
-	{Symbol: "DOGE", Name: "Dogecoin"},
-	{Symbol: "LTC", Name: "Litecoin"},
-	{Symbol: "BCH", Name: "Bitcoin Cash"},
-	{Symbol: "DASH", Name: "Dash"},
-	{Symbol: "DGB", Name: "DigiByte"},
-	{Symbol: "TRX", Name: "Tron"},
-	{Symbol: "USDT", Name: "Tether"},
-	{Symbol: "BNB", Name: "Binance Coin"},
-	{Symbol: "SOL", Name: "Solana"},
-	{Symbol: "XRP", Name: "Ripple"},
 }
 
 // UserStatus is whether a user may receive payouts and use the service.
@@ -80,6 +65,15 @@ func (f *Faucet) AllowsIP(ip netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// IPWhitelistStrings is the whitelist as text ("203.0.113.0/24"), never nil.
+func (f *Faucet) IPWhitelistStrings() []string {
+	out := make([]string, 0, len(f.IPWhitelist))
+	for _, p := range f.IPWhitelist {
+		out = append(out, p.String())
+	}
+	return out
 }
 
 // LimitScope is what an owner send limit counts per (D41).

@@ -290,15 +290,11 @@ func (q *querier) FaucetConfirmKey(ctx context.Context, id int64) error {
 }
 
 func (q *querier) FaucetUpdateSettings(ctx context.Context, f *drip.Faucet) error {
-	ips := make([]string, 0, len(f.IPWhitelist))
-	for _, p := range f.IPWhitelist {
-		ips = append(ips, p.String())
-	}
 	limits := f.Limits
 	if limits == nil {
 		limits = []drip.Limit{}
 	}
-	ipJSON, err1 := json.Marshal(ips)
+	ipJSON, err1 := json.Marshal(f.IPWhitelistStrings())
 	limitJSON, err2 := json.Marshal(limits)
 	ruleJSON, err3 := json.Marshal(f.Rules)
 	if err := errors.Join(err1, err2, err3); err != nil {
