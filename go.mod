@@ -3,6 +3,7 @@ module github.com/dripfaucet/drip
 go 1.26.8
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/time v0.16.0

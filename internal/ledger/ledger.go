@@ -118,7 +118,7 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 		return nil, nil, err
 	}
 	err = insertEvent(ctx, tx, p.Faucet.ID, drip.EventPayoutSent, sentData{
-		To: p.To, Amount: p.Amount, Currency: p.Coin, PayoutID: json.Number(itoa(payoutID)),
+		To: p.To, Amount: p.Amount, Currency: p.Coin, PayoutID: itoa(payoutID),
 		PayoutUserHash: p.Recipient.PayoutUserHash, Message: "Payout sent.",
 	}, now)
 	if err != nil {
@@ -186,12 +186,12 @@ func (l *Ledger) RecordRefusal(ctx context.Context, p *Payment, refusal *drip.Er
 
 // sentData is the data of a payout.sent webhook body (spec 2.8, D51).
 type sentData struct {
-	To             string      `json:"to"`
-	Amount         int64       `json:"amount"`
-	Currency       string      `json:"currency"`
-	PayoutID       json.Number `json:"payout_id"` // a string in this body (spec 2.8)
-	PayoutUserHash string      `json:"payout_user_hash"`
-	Message        string      `json:"message"`
+	To             string `json:"to"`
+	Amount         int64  `json:"amount"`
+	Currency       string `json:"currency"`
+	PayoutID       string `json:"payout_id"` // a string in this body (spec 2.8)
+	PayoutUserHash string `json:"payout_user_hash"`
+	Message        string `json:"message"`
 }
 
 // failedData is the data of a payout.failed webhook body (D51).

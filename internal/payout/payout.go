@@ -132,15 +132,17 @@ func (s *Service) Send(ctx context.Context, c *Caller, req SendRequest) (*SendRe
 		}
 		return nil, refusal
 	}
+	// Parsed first so a refusal's event carries the amount, but judged after
+	// the currency, as D21 orders.
+	amount, amountOK := drip.ParseAmount(req.Amount)
+	p.Amount = amount
 	coin, err := s.coins.Active(ctx, req.Currency)
 	if err != nil {
 		return refuse(err, false)
 	}
-	amount, ok := drip.ParseAmount(req.Amount)
-	if !ok {
+	if !amountOK {
 		return refuse(drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: must be a positive integer in the smallest unit."), false)
 	}
-	p.Amount = amount
 	if amount < coin.MinPayout {
 		return refuse(drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: the minimum %s payout is %d.", coin.Symbol, coin.MinPayout), false)
 	}

@@ -134,7 +134,7 @@ WHERE faucet_id = $1 AND ip_address = $4 AND created_at >= $2 AND ($3 = '' OR co
 INSERT INTO events (id, faucet_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5);
 
 -- name: EventList
-SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2;
+SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY seq DESC LIMIT $2;
 
 -- name: RefusalInsert
 INSERT INTO refusals (user_id, faucet_id, created_at) VALUES ($1, $2, $3);

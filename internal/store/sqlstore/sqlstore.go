@@ -330,6 +330,11 @@ func (q *querier) BalanceList(ctx context.Context, accountID int64) ([]drip.Bala
 }
 
 func (q *querier) BalanceDebit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error) {
+	if amount <= 0 {
+		// A non-positive debit would pass the "amount >= $3" guard and
+		// credit the account; refuse it here rather than rely on callers.
+		return 0, fmt.Errorf("store: debit of %d: amount must be positive", amount)
+	}
 	var after int64
 	err := q.scanRow(ctx, q.q.BalanceDebit, []any{accountID, coin, amount}, &after)
 	if errors.Is(err, store.ErrNotFound) {

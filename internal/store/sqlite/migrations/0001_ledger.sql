@@ -108,13 +108,14 @@ CREATE INDEX payouts_faucet_ip ON payouts (faucet_id, ip_address, created_at);
 
 -- Facts for webhook delivery, written in the transaction that caused them (D50, D51).
 CREATE TABLE events (
-  id         TEXT PRIMARY KEY,
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT, -- delivery and listing order
+  id         TEXT NOT NULL UNIQUE,
   faucet_id  INTEGER NOT NULL REFERENCES faucets (id),
   type       TEXT NOT NULL,
   data       TEXT NOT NULL,
   created_at INTEGER NOT NULL
 );
-CREATE INDEX events_faucet ON events (faucet_id, created_at);
+CREATE INDEX events_faucet ON events (faucet_id, seq);
 
 -- Blacklist refusals, feeding other faucets' negative rank of the user (D42).
 CREATE TABLE refusals (
