@@ -11,8 +11,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/app"
+	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 )
 
@@ -26,12 +26,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	ratePerMinute := fs.Float64("rate-per-minute", ratelimit.Default.PerMinute, "request rate per key (D40)")
 	rateBurst := fs.Int("rate-burst", ratelimit.Default.Burst, "request burst per key (D40)")
+	trustedProxies := fs.String("trusted-proxies", "", "load balancers (addresses or CIDRs, comma-separated) whose X-Forwarded-For tells the caller's IP")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if *ratePerMinute <= 0 || *rateBurst < 1 {
 		return usagef("--rate-per-minute and --rate-burst must be positive")
+	}
+	proxies, err := faucet.ParseIPList(*trustedProxies)
+	if err != nil {
+		return usagef("--trusted-proxies: %s", message(err))
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -44,7 +49,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer svc.Store.Close()
-	handler := svc.Handler(apiv1.Options{})
+	handler := svc.Handler(app.HandlerOptions{TrustedProxies: proxies})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -40,16 +39,16 @@ type op func(ctx context.Context, c *payout.Caller, p params) (any, error)
 // Options adjust the handler.
 type Options struct {
 	// ClientIP tells the caller's address, checked against the faucet's IP
-	// whitelist; the default is the connection's remote address.
+	// whitelist (server.ClientIP). Required.
 	ClientIP func(*http.Request) netip.Addr
 }
 
 // New returns the v1 handler; mount it at Prefix + "/".
 func New(svc *payout.Service, log *slog.Logger, opts Options) *Handler {
-	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP}
-	if h.clientIP == nil {
-		h.clientIP = RemoteIP
+	if opts.ClientIP == nil {
+		panic("apiv1: Options.ClientIP is required")
 	}
+	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP}
 	h.ops = map[string]op{
 		"/send":         h.send,
 		"/checkaddress": h.checkAddress,
@@ -59,16 +58,6 @@ func New(svc *payout.Service, log *slog.Logger, opts Options) *Handler {
 		"/currencies":   h.currencies,
 	}
 	return h
-}
-
-// RemoteIP is the address of the connection a request came on.
-func RemoteIP(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
 }
 
 type params struct{ url.Values }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
@@ -71,7 +72,15 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	return a, nil
 }
 
+// HandlerOptions adjust the HTTP interface.
+type HandlerOptions struct {
+	// TrustedProxies are the load balancers whose X-Forwarded-For is
+	// believed when telling a caller's IP (server.ClientIP).
+	TrustedProxies []netip.Prefix
+}
+
 // Handler is the HTTP interface of the application.
-func (a *App) Handler(opts apiv1.Options) http.Handler {
-	return server.New(server.Handlers{V1: apiv1.New(a.Payouts, a.Log, opts)}, a.Log)
+func (a *App) Handler(opts HandlerOptions) http.Handler {
+	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: server.ClientIP(opts.TrustedProxies)})
+	return server.New(server.Handlers{V1: v1}, a.Log)
 }

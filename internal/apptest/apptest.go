@@ -58,8 +58,8 @@ type Env struct {
 
 // Options adjust the environment.
 type Options struct {
-	Rate ratelimit.Config // request rate per key; default D40
-	V1   apiv1.Options
+	Rate    ratelimit.Config // request rate per key; default D40
+	Handler app.HandlerOptions
 }
 
 // New starts the application over st.
@@ -70,7 +70,7 @@ func New(t testing.TB, st store.Store, opts Options) *Env {
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}
-	srv := httptest.NewServer(a.Handler(opts.V1))
+	srv := httptest.NewServer(a.Handler(opts.Handler))
 	t.Cleanup(srv.Close)
 	return &Env{App: a, Server: srv, Clock: clock}
 }
@@ -134,12 +134,25 @@ func (e *Env) Post(t testing.TB, path string, form url.Values) *Reply {
 // if the reply is not JSON.
 func (e *Env) Do(t testing.TB, method, path, contentType, body string) *Reply {
 	t.Helper()
-	req, err := http.NewRequest(method, e.Server.URL+apiv1.Prefix+path, strings.NewReader(body))
+	return e.do(t, method, path, strings.NewReader(body), map[string]string{"Content-Type": contentType})
+}
+
+// DoWithHeader POSTs body to a v1 path with the given headers ("" values are left out).
+func (e *Env) DoWithHeader(t testing.TB, path string, body io.Reader, header map[string]string) *Reply {
+	t.Helper()
+	return e.do(t, http.MethodPost, path, body, header)
+}
+
+func (e *Env) do(t testing.TB, method, path string, body io.Reader, header map[string]string) *Reply {
+	t.Helper()
+	req, err := http.NewRequest(method, e.Server.URL+apiv1.Prefix+path, body)
 	if err != nil {
 		t.Fatalf("request: %v", err)
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	for k, v := range header {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := e.Server.Client().Do(req)
 	if err != nil {
