@@ -18,8 +18,10 @@ const maxBody = 64 << 10
 // readParams decodes a v1 body into values (D20): form-urlencoded (also when
 // no Content-Type is given), multipart/form-data, or a JSON object whose
 // members are strings, numbers or booleans. Unknown fields are kept and
-// ignored by the handlers. Values are made valid UTF-8 without NUL bytes, so
-// nothing a caller sends can upset the database. The returned error is
+// ignored by the handlers. Invalid UTF-8 and NUL bytes become U+FFFD, so
+// nothing a caller sends can upset the database, and a value carrying them
+// ("1000\x00", "alice\x00") is refused like any malformed value, not
+// silently read as its clean part. The returned error is
 // client-safe and means the key could not be read.
 func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -51,7 +53,7 @@ func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	}
 	for k, vs := range values {
 		for i, v := range vs {
-			vs[i] = strings.ReplaceAll(strings.ToValidUTF8(v, "\uFFFD"), "\x00", "")
+			vs[i] = strings.ReplaceAll(strings.ToValidUTF8(v, "\uFFFD"), "\x00", "\uFFFD")
 		}
 		values[k] = vs
 	}

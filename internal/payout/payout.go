@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dripfaucet/drip/internal/antifraud"
 	"github.com/dripfaucet/drip/internal/coin"
@@ -115,9 +116,10 @@ type SendResult struct {
 // Send pays req from the caller's faucet, or returns the *drip.Error that
 // refused it. Nothing is paid unless the ledger committed the payout.
 func (s *Service) Send(ctx context.Context, c *Caller, req SendRequest) (*SendResult, error) {
+	to := strings.TrimSpace(req.To)
 	p := &ledger.Payment{
 		Faucet:    c.Faucet,
-		To:        clip(strings.TrimSpace(req.To), 320),
+		To:        clip(to, 320), // the recorded copy; resolution uses all of to
 		Coin:      req.Currency,
 		IPAddress: clip(strings.TrimSpace(req.IPAddress), 64),
 		Referral:  clip(req.Referral, 64),
@@ -146,7 +148,7 @@ func (s *Service) Send(ctx context.Context, c *Caller, req SendRequest) (*SendRe
 	if amount < coin.MinPayout {
 		return refuse(drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: the minimum %s payout is %d.", coin.Symbol, coin.MinPayout), false)
 	}
-	recipient, err := s.payable(ctx, p.To, coin.Symbol)
+	recipient, err := s.payable(ctx, to, coin.Symbol)
 	if err != nil {
 		return refuse(err, false)
 	}
@@ -210,9 +212,14 @@ func (s *Service) checkRules(ctx context.Context, f *drip.Faucet, u *drip.User, 
 	})
 }
 
+// clip shortens s to at most n bytes without splitting a character, so a
+// clipped value stays valid UTF-8 (PostgreSQL refuses anything else).
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -6,6 +6,7 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
@@ -19,13 +20,21 @@ type Handlers struct {
 // New returns the root handler.
 func New(h Handlers, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(apiv1.Prefix+"/", h.V1)
-	mux.Handle(apiv1.Prefix, h.V1) // "/api/v1" alone: v1's own 404 reply
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	return recoverPanics(logRequests(mux, log), log)
+	// v1 owns everything under its prefix and answers every path itself
+	// (404 for unknown ones), before ServeMux could clean "//send" or
+	// "/./send" into a redirect: a v1 reply is always HTTP 200 JSON (D20).
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == apiv1.Prefix || strings.HasPrefix(r.URL.Path, apiv1.Prefix+"/") {
+			h.V1.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return recoverPanics(logRequests(root, log), log)
 }
 
 // statusRecorder remembers the status a handler wrote, for the access log.

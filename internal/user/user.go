@@ -111,6 +111,9 @@ func (r *Registry) Create(ctx context.Context, p CreateParams) (*drip.User, erro
 // NormalizeEmail checks an email address and returns it lower-cased, the
 // form in which emails are stored and looked up.
 func NormalizeEmail(s string) (string, error) {
+	if len(strings.TrimSpace(s)) > 254 { // RFC 5321's limit on a forward path
+		return "", drip.Errorf(drip.CodeInvalid, "Invalid email address: at most 254 characters.")
+	}
 	a, err := mail.ParseAddress(strings.TrimSpace(s))
 	if err != nil || a.Address != strings.TrimSpace(s) || !strings.Contains(a.Address, "@") {
 		return "", drip.Errorf(drip.CodeInvalid, "Invalid email address.")
