@@ -160,14 +160,14 @@ type Transfer struct {
 
 // CoinSum is a coin whose balances do not sum to zero (D3).
 type CoinSum struct {
-	Coin string
-	Sum  int64
+	Coin string `json:"coin"`
+	Sum  int64  `json:"sum"`
 }
 
 // AccountMismatch is a balance that differs from the sum of its journal entries (D3).
 type AccountMismatch struct {
-	AccountID int64
-	Coin      string
-	Balance   int64
-	Journal   int64
+	AccountID int64  `json:"account_id"`
+	Coin      string `json:"coin"`
+	Balance   int64  `json:"balance"`
+	Journal   int64  `json:"journal"`
 }

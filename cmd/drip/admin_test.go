@@ -1,0 +1,165 @@
+package main
+
+import (
+	"database/sql"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+// TestAdminCommandsAgainstRunningServer drives each operator command while
+// drip serve runs on the same SQLite file, and checks its effect through v1.
+func TestAdminCommandsAgainstRunningServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := []string{"--data-dir", dir}
+	s := startDemo(t, db...)
+	send := func(key, to, amount, currency string, extra ...string) int {
+		form := url.Values{"api_key": {key}, "to": {to}, "amount": {amount}, "currency": {currency}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			form.Set(extra[i], extra[i+1])
+		}
+		got, _ := post(t, s.base+"/api/v1/send", form)
+		return got
+	}
+
+	// link-address: a new user reached by a DOGE address, for DOGE only.
+	runAdmin(t, db, "user", "create", "--username", "dan", "--email", "dan@example.com", "--verified")
+	runAdmin(t, db, "user", "link-address", "--username", "dan", "--coin", "doge", "--address", "DDanAddress0001")
+	if got := send(s.key, "DDanAddress0001", "100", "DOGE"); got != 200 {
+		t.Errorf("send to a linked address: %d", got)
+	}
+	if got := send(s.key, "DDanAddress0001", "100", "BTC"); got != 456 {
+		t.Errorf("the DOGE address used for BTC: %d, want 456", got)
+	}
+
+	// suspend / unsuspend a recipient: 456 while suspended.
+	runAdmin(t, db, "user", "suspend", "--username", "dan")
+	if got := send(s.key, "dan", "100", "DOGE"); got != 456 {
+		t.Errorf("send to a suspended user: %d, want 456", got)
+	}
+	runAdmin(t, db, "user", "unsuspend", "--username", "dan")
+	if got := send(s.key, "dan", "100", "DOGE"); got != 200 {
+		t.Errorf("send after unsuspend: %d", got)
+	}
+
+	// suspending the owner: 401 for the faucet's key (D21).
+	runAdmin(t, db, "user", "suspend", "--username", demoOwner)
+	if got := send(s.key, "bob", "100", "DOGE"); got != 401 {
+		t.Errorf("owner suspended: %d, want 401", got)
+	}
+	runAdmin(t, db, "user", "unsuspend", "--username", demoOwner)
+
+	// set-ip-whitelist: the test client is 127.0.0.1.
+	out := runAdmin(t, db, "faucet", "set-ip-whitelist", "--faucet", "1", "--ips", "203.0.113.0/24, 198.51.100.7")
+	if ips := out["ip_whitelist"].([]any); len(ips) != 2 || ips[1] != "198.51.100.7/32" {
+		t.Errorf("ip_whitelist: %v", out)
+	}
+	if got := send(s.key, "bob", "100", "DOGE"); got != 401 {
+		t.Errorf("caller outside the whitelist: %d, want 401", got)
+	}
+	runAdmin(t, db, "faucet", "set-ip-whitelist", "--faucet", "1", "--ips", "127.0.0.1")
+	if got := send(s.key, "bob", "100", "DOGE"); got != 200 {
+		t.Errorf("caller on the whitelist: %d", got)
+	}
+	runAdmin(t, db, "faucet", "set-ip-whitelist", "--faucet", "1", "--ips", "")
+
+	// set-limits: one LTC payout per recipient per hour (D41).
+	runAdmin(t, db, "faucet", "set-limits", "--faucet", "1", "--limits", `[{"coin":"LTC","per":"recipient","window_seconds":3600,"max_count":1}]`)
+	if a, b := send(s.key, "alice@example.com", "10", "LTC"), send(s.key, "alice@example.com", "10", "LTC"); a != 200 || b != 450 {
+		t.Errorf("per-recipient limit: %d then %d, want 200 then 450", a, b)
+	}
+	if got := send(s.key, "bob", "10", "LTC"); got != 200 {
+		t.Errorf("another recipient under the limit: %d", got)
+	}
+	runAdmin(t, db, "faucet", "set-limits", "--faucet", "1", "--limits", `[]`)
+
+	// set-rules: blacklist, then trust rank with anti-fraud on and off (D42).
+	runAdmin(t, db, "faucet", "set-rules", "--faucet", "1", "--blacklist", "bob, 198.51.100.0/24")
+	if got := send(s.key, "bob", "10", "DOGE"); got != 457 {
+		t.Errorf("blacklisted user: %d, want 457", got)
+	}
+	if got := send(s.key, "alice@example.com", "10", "DOGE", "ip_address", "198.51.100.9"); got != 457 {
+		t.Errorf("blacklisted claimer IP: %d, want 457", got)
+	}
+	runAdmin(t, db, "faucet", "set-rules", "--faucet", "1", "--blacklist", "", "--anti-fraud", "on", "--trust-rank", "90")
+	if got := send(s.key, "bob", "10", "DOGE"); got != 457 {
+		t.Errorf("trust rank 90 for a new user: %d, want 457", got)
+	}
+	rules := runAdmin(t, db, "faucet", "set-rules", "--faucet", "1", "--anti-fraud", "off")["rules"].(map[string]any)
+	if rules["anti_fraud"] != false || rules["trust_rank"].(float64) != 90 {
+		t.Errorf("a partial rules change lost a field: %v", rules)
+	}
+	if got := send(s.key, "bob", "10", "DOGE"); got != 200 {
+		t.Errorf("anti-fraud off: %d", got)
+	}
+
+	// coin disable / enable: the coin leaves and rejoins the currencies.
+	runAdmin(t, db, "coin", "disable", "--coin", "XRP")
+	if got := send(s.key, "bob", "10", "XRP"); got != 410 {
+		t.Errorf("disabled coin: %d, want 410", got)
+	}
+	listed := func() bool {
+		_, body := post(t, s.base+"/api/v1/currencies", url.Values{"api_key": {s.key}})
+		for _, c := range body["currencies"].([]any) {
+			if c == "XRP" {
+				return true
+			}
+		}
+		return false
+	}
+	if listed() {
+		t.Error("a disabled coin is listed")
+	}
+	runAdmin(t, db, "coin", "enable", "--coin", "XRP")
+	if !listed() {
+		t.Error("a re-enabled coin is not listed")
+	}
+
+	// faucet show reports the balances the sends left.
+	show := runAdmin(t, db, "faucet", "show", "--faucet", "1")
+	if ltc := show["balances"].(map[string]any)["LTC"].(float64); ltc != 500_000_000-20 {
+		t.Errorf("LTC balance %v, want %d", ltc, 500_000_000-20)
+	}
+	s.stop(t)
+}
+
+// TestReconcileFailsOnABrokenLedger: drip admin reconcile exits 1 and names
+// the mismatch when a balance no longer equals its journal (D3).
+func TestReconcileFailsOnABrokenLedger(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := []string{"--data-dir", dir}
+	runAdmin(t, db, "user", "create", "--username", "ann", "--email", "ann@example.com")
+	created := runAdmin(t, db, "faucet", "create", "--owner", "ann", "--name", "A", "--domain", "a.example.com", "--url", "https://a.example.com/")
+	runAdmin(t, db, "deposit", "--faucet", strconv.Itoa(int(created["id"].(float64))), "--coin", "BTC", "--amount", "1000")
+	if rec := runAdmin(t, db, "reconcile"); rec["ok"] != true {
+		t.Fatalf("a fresh ledger does not reconcile: %v", rec)
+	}
+
+	// Tamper with a balance behind the ledger's back.
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "drip.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("UPDATE balances SET amount = amount + 1 WHERE coin = 'BTC' AND account_id <> 1"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	out, err := exec.Command(dripBin, append([]string{"admin", "reconcile", "--json"}, db...)...).Output()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("reconcile of a broken ledger: %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{`"ok": false`, `"coin": "BTC"`, `"balance": 1001`, `"journal": 1000`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("reconcile output lacks %s:\n%s", want, out)
+		}
+	}
+}
