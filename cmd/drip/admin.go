@@ -87,6 +87,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer svc.Store.Close()
+	defer svc.Close()
 	result, human, err := runCmd(ctx, svc)
 	if result != nil {
 		if *asJSON {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 )
 
@@ -27,6 +28,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ratePerMinute := fs.Float64("rate-per-minute", ratelimit.Default.PerMinute, "request rate per key (D40)")
 	rateBurst := fs.Int("rate-burst", ratelimit.Default.Burst, "request burst per key (D40)")
 	trustedProxies := fs.String("trusted-proxies", "", "load balancers (addresses or CIDRs, comma-separated) whose X-Forwarded-For tells the caller's IP")
+	batchMax := fs.Int("batch-max", 0, "most payouts committed in one transaction (group commit, D5); 0: engine default")
+	batchWait := fs.Duration("batch-wait", 0, "how long a batch waits for more payouts before committing; 0: take what is queued")
+	batchWriters := fs.Int("batch-writers", 0, "transactions committing payouts at once, each for a shard of faucets; 0: engine default")
+	benchNoop := fs.Bool("bench-noop", false, "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -42,14 +47,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *batchMax < 0 || *batchWait < 0 || *batchWriters < 0 {
+		return usagef("--batch-max, --batch-wait and --batch-writers must not be negative")
+	}
 	svc, err := openApp(ctx, d, app.Options{
 		Log: log, Rate: ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst},
+		Batch: ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
 	})
 	if err != nil {
 		return err
 	}
 	defer svc.Store.Close()
-	handler := svc.Handler(app.HandlerOptions{TrustedProxies: proxies})
+	defer svc.Close() // runs before the store closes: writers finish first
+	handler := svc.Handler(app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

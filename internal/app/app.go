@@ -23,10 +23,11 @@ import (
 
 // Options adjust the application; zero values give the defaults.
 type Options struct {
-	Now     func() time.Time  // the clock; time.Now
-	Rate    ratelimit.Config  // request rate per key; ratelimit.Default (D40)
-	Limiter ratelimit.Limiter // overrides Rate, e.g. a shared limiter
-	Log     *slog.Logger      // discards when nil
+	Now     func() time.Time   // the clock; time.Now
+	Rate    ratelimit.Config   // request rate per key; ratelimit.Default (D40)
+	Limiter ratelimit.Limiter  // overrides Rate, e.g. a shared limiter
+	Log     *slog.Logger       // discards when nil
+	Batch   ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
 }
 
 // App is drip's services over one store.
@@ -63,7 +64,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		Store: st, Now: opts.Now, Users: users, Log: opts.Log,
 		Faucets: faucet.NewService(st, opts.Now),
 		Coins:   coin.NewCatalog(st),
-		Ledger:  ledger.New(st, opts.Now),
+		Ledger:  ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
@@ -72,15 +73,22 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	return a, nil
 }
 
+// Close stops the application's workers after they finish what they hold
+// (the ledger's writers answer every payment handed to them). The store
+// stays open: whoever opened it closes it.
+func (a *App) Close() { a.Ledger.Close() }
+
 // HandlerOptions adjust the HTTP interface.
 type HandlerOptions struct {
 	// TrustedProxies are the load balancers whose X-Forwarded-For is
 	// believed when telling a caller's IP (server.ClientIP).
 	TrustedProxies []netip.Prefix
+	// BenchNoop mounts the no-op endpoint drip bench measures the ceiling with.
+	BenchNoop bool
 }
 
 // Handler is the HTTP interface of the application.
 func (a *App) Handler(opts HandlerOptions) http.Handler {
 	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: server.ClientIP(opts.TrustedProxies)})
-	return server.New(server.Handlers{V1: v1}, a.Log)
+	return server.New(server.Handlers{V1: v1, BenchNoop: opts.BenchNoop}, a.Log)
 }

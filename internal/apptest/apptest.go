@@ -71,6 +71,7 @@ func New(t testing.TB, st store.Store, opts Options) *Env {
 		t.Fatalf("app: %v", err)
 	}
 	srv := httptest.NewServer(a.Handler(opts.Handler))
+	t.Cleanup(a.Close) // cleanups run last-first: the server closes, then the ledger
 	t.Cleanup(srv.Close)
 	return &Env{App: a, Server: srv, Clock: clock}
 }

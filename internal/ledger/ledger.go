@@ -16,22 +16,36 @@ import (
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-// payTimeout bounds one payment's transaction, waits included.
+// payTimeout bounds one batch's transaction, retries included.
 const payTimeout = 30 * time.Second
 
 // Ledger moves money in a store.
 type Ledger struct {
-	store store.Store
-	now   func() time.Time
+	store   store.Store
+	now     func() time.Time
+	batcher *batcher
 }
 
-// New returns a ledger over st; now is the clock (time.Now in production).
+// New returns a ledger over st with the engine's default group commit; now
+// is the clock (time.Now in production).
 func New(st store.Store, now func() time.Time) *Ledger {
+	return NewBatched(st, now, BatchConfig{})
+}
+
+// NewBatched returns a ledger whose payments are group-committed as cfg
+// says (zero fields take the engine's defaults, DefaultBatch).
+func NewBatched(st store.Store, now func() time.Time, cfg BatchConfig) *Ledger {
 	if now == nil {
 		now = time.Now
 	}
-	return &Ledger{store: st, now: now}
+	l := &Ledger{store: st, now: now}
+	l.batcher = newBatcher(l, cfg)
+	return l
 }
+
+// Close waits for every payment handed over to have its outcome, then stops
+// the writers; Pay fails after Close.
+func (l *Ledger) Close() { l.batcher.close() }
 
 // Payment is a payout handed to the ledger: everything about the send has
 // been checked except what must be checked inside the transaction (the
@@ -58,25 +72,18 @@ type Receipt struct {
 // payout.failed event is committed too. The caller does not know how the
 // payout reaches the database, so group commit (D5) can gather concurrent
 // payments behind this call without changing any caller.
+//
+// Once handed over, a payment runs to its outcome even if the caller goes
+// away, so an outcome never depends on when a client hung up.
 func (l *Ledger) Pay(ctx context.Context, p *Payment) (*Receipt, error) {
-	// Once handed over, a payment runs to its outcome even if the caller goes
-	// away, so an outcome never depends on when a client hung up.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), payTimeout)
-	defer cancel()
-	var receipt *Receipt
-	var refusal *drip.Error
-	err := l.store.Transact(ctx, func(tx store.Tx) error {
-		var err error
-		receipt, refusal, err = l.apply(ctx, tx, p, l.now())
-		return err
-	})
-	if err != nil {
-		return nil, err
+	o := l.batcher.submit(p)
+	if o.err != nil {
+		return nil, o.err
 	}
-	if refusal != nil {
-		return nil, refusal
+	if o.refusal != nil {
+		return nil, o.refusal
 	}
-	return receipt, nil
+	return o.receipt, nil
 }
 
 // apply runs one payment inside tx at time now. A refusal is not an error of

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -15,7 +16,16 @@ import (
 // Handlers are the interfaces the server mounts.
 type Handlers struct {
 	V1 *apiv1.Handler
+	// BenchNoop mounts POST /bench/noop: a constant v1-shaped reply through
+	// the same listener and middleware, the ceiling drip bench measures
+	// scenarios against. Off in production.
+	BenchNoop bool
 }
+
+// NoopPath is the no-op endpoint of Handlers.BenchNoop.
+const NoopPath = "/bench/noop"
+
+var noopReply = []byte(`{"status":200,"message":"OK","rate_limit_remaining":119,"currency":"BTC","balance":99999000,"balance_bitcoin":0.99999,"payout_id":1,"payout_user_hash":"0000000000000000000000000000000000000000"}` + "\n")
 
 // New returns the root handler.
 func New(h Handlers, log *slog.Logger) http.Handler {
@@ -24,6 +34,14 @@ func New(h Handlers, log *slog.Logger) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	if h.BenchNoop {
+		mux.HandleFunc("POST "+NoopPath, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10)) // read the body, as v1 does
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			_, _ = w.Write(noopReply)
+		})
+	}
 	// v1 owns everything under its prefix and answers every path itself
 	// (404 for unknown ones), before ServeMux could clean "//send" or
 	// "/./send" into a redirect: a v1 reply is always HTTP 200 JSON (D20).

@@ -61,6 +61,8 @@ type Reader interface {
 
 	PayoutList(ctx context.Context, p *PayoutListParams) ([]drip.Payout, error)
 	PayoutWindow(ctx context.Context, p *PayoutWindowParams) (count, sum int64, err error)
+	// PayoutExists reports whether a payout with this id is committed.
+	PayoutExists(ctx context.Context, id int64) (bool, error)
 
 	// RefusalCountOthers counts the distinct faucets other than faucetID whose
 	// blacklist refused the user since the given time (D42 negative rank).

@@ -118,6 +118,9 @@ SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 ORDER BY id DESC LIMI
 -- name: PayoutListByCoin
 SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER BY id DESC LIMIT $3;
 
+-- name: PayoutExists
+SELECT COUNT(*) FROM payouts WHERE id = $1;
+
 -- name: PayoutWindowFaucet
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
 WHERE faucet_id = $1 AND created_at >= $2 AND ($3 = '' OR coin = $3);

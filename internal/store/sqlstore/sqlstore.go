@@ -379,6 +379,12 @@ func (q *querier) PayoutList(ctx context.Context, p *store.PayoutListParams) ([]
 	return out, err
 }
 
+func (q *querier) PayoutExists(ctx context.Context, id int64) (bool, error) {
+	var n int64
+	err := q.scanRow(ctx, q.q.PayoutExists, []any{id}, &n)
+	return n > 0, err
+}
+
 func (q *querier) PayoutWindow(ctx context.Context, p *store.PayoutWindowParams) (count, sum int64, err error) {
 	args := []any{p.FaucetID, micros(p.Since), p.Coin}
 	sql := q.q.PayoutWindowFaucet

@@ -1,0 +1,227 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+// BatchConfig bounds group commit (D5): concurrent payments are gathered
+// into one transaction, so one commit (one fsync) serves many payouts.
+type BatchConfig struct {
+	// MaxSize is the most payments one transaction carries.
+	MaxSize int
+	// MaxWait is how long a writer holding fewer than MaxSize payments
+	// waits for more before it commits. Zero takes what is queued: under
+	// load, payments queue while the previous batch commits, so batches
+	// grow with the load and an idle service adds no delay.
+	MaxWait time.Duration
+	// Writers is how many transactions run at once, each for its own shard
+	// of faucets. One hot faucet batches in one writer; payouts spread over
+	// many faucets batch per writer, not per faucet. SQLite has one writer
+	// connection, so more writers than one only queue for it there.
+	Writers int
+}
+
+// DefaultBatch is the batching of a store's engine.
+func DefaultBatch(engine string) BatchConfig {
+	c := BatchConfig{MaxSize: 512, MaxWait: 0, Writers: 4}
+	if engine == "sqlite" {
+		c.Writers = 1
+	}
+	return c
+}
+
+// request is one payment waiting for its batch.
+type request struct {
+	p    *Payment
+	done chan outcome // buffered: the writer never blocks on a caller
+}
+
+type outcome struct {
+	receipt *Receipt
+	refusal *drip.Error
+	err     error
+}
+
+// batcher runs the writers.
+type batcher struct {
+	l      *Ledger
+	cfg    BatchConfig
+	seed   maphash.Seed
+	mu     sync.Mutex
+	queues []chan *request // one per writer, started on first use
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func newBatcher(l *Ledger, cfg BatchConfig) *batcher {
+	def := DefaultBatch(l.store.Engine())
+	if cfg.MaxSize <= 0 {
+		cfg.MaxSize = def.MaxSize
+	}
+	if cfg.Writers <= 0 {
+		cfg.Writers = def.Writers
+	}
+	if cfg.MaxWait < 0 {
+		cfg.MaxWait = 0
+	}
+	return &batcher{l: l, cfg: cfg, seed: maphash.MakeSeed(), queues: make([]chan *request, cfg.Writers)}
+}
+
+var errClosed = errors.New("ledger: closed")
+
+// submit hands a payment to its faucet's writer and waits for the outcome.
+func (b *batcher) submit(p *Payment) outcome {
+	q, err := b.queue(p.Faucet.ID)
+	if err != nil {
+		return outcome{err: err}
+	}
+	r := &request{p: p, done: make(chan outcome, 1)}
+	q <- r
+	return <-r.done
+}
+
+// queue returns the writer queue of a faucet's shard, starting its writer.
+func (b *batcher) queue(faucetID int64) (chan *request, error) {
+	shard := int(maphash.Comparable(b.seed, faucetID) % uint64(len(b.queues)))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errClosed
+	}
+	if b.queues[shard] == nil {
+		q := make(chan *request, 4*b.cfg.MaxSize)
+		b.queues[shard] = q
+		b.wg.Add(1)
+		go b.write(q)
+	}
+	return b.queues[shard], nil
+}
+
+// close stops the writers once every submitted payment has its outcome.
+func (b *batcher) close() {
+	b.mu.Lock()
+	if !b.closed {
+		b.closed = true
+		for _, q := range b.queues {
+			if q != nil {
+				close(q)
+			}
+		}
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+// write is one writer: it takes the first waiting payment, whatever else is
+// queued (up to MaxSize, waiting up to MaxWait for more), and commits them
+// together.
+func (b *batcher) write(q chan *request) {
+	defer b.wg.Done()
+	batch := make([]*request, 0, b.cfg.MaxSize)
+	for first := range q {
+		batch = append(batch[:0], first)
+		batch = b.fill(q, batch)
+		b.commit(batch)
+	}
+}
+
+func (b *batcher) fill(q chan *request, batch []*request) []*request {
+	for len(batch) < b.cfg.MaxSize {
+		select {
+		case r, ok := <-q:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+			continue
+		default:
+		}
+		break
+	}
+	if b.cfg.MaxWait == 0 || len(batch) >= b.cfg.MaxSize {
+		return batch
+	}
+	timer := time.NewTimer(b.cfg.MaxWait)
+	defer timer.Stop()
+	for len(batch) < b.cfg.MaxSize {
+		select {
+		case r, ok := <-q:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		case <-timer.C:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit applies a batch in one transaction and answers every caller. Each
+// payment keeps its own outcome: one that would overdraw is refused while
+// the others commit. If the transaction fails as a whole, nothing of it was
+// applied, and each payment is retried in a transaction of its own, so one
+// bad payment cannot fail the others and none is applied twice.
+func (b *batcher) commit(batch []*request) {
+	// Rows shared between writers (recipients' balances) are locked in
+	// ascending order in every transaction, so two writers cannot deadlock.
+	sort.SliceStable(batch, func(i, j int) bool {
+		return batch[i].p.Recipient.AccountID < batch[j].p.Recipient.AccountID
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), payTimeout)
+	defer cancel()
+	var results []outcome
+	fnDone := false
+	err := b.l.store.Transact(ctx, func(tx store.Tx) error {
+		results, fnDone = make([]outcome, len(batch)), false // a rerun starts afresh
+		now := b.l.now()
+		for i, r := range batch {
+			receipt, refusal, err := b.l.apply(ctx, tx, r.p, now)
+			if err != nil {
+				return err
+			}
+			results[i] = outcome{receipt: receipt, refusal: refusal}
+		}
+		fnDone = true
+		return nil
+	})
+	if err != nil && fnDone && b.committedAnyway(ctx, results) {
+		err = nil // the commit reported failure but had happened
+	}
+	if err == nil {
+		for i, r := range batch {
+			r.done <- results[i]
+		}
+		return
+	}
+	if len(batch) == 1 {
+		batch[0].done <- outcome{err: err}
+		return
+	}
+	for _, r := range batch {
+		b.commit([]*request{r})
+	}
+}
+
+// committedAnyway settles a commit whose result is unknown (the commit call
+// failed after every statement succeeded): the batch is atomic, so it was
+// committed exactly when one of its payouts exists. A batch with no payout
+// (all refused) is treated as not committed; retrying it repeats only its
+// payout.failed events, never money.
+func (b *batcher) committedAnyway(ctx context.Context, results []outcome) bool {
+	for _, o := range results {
+		if o.receipt != nil {
+			ok, err := b.l.store.PayoutExists(context.WithoutCancel(ctx), o.receipt.PayoutID)
+			return err == nil && ok
+		}
+	}
+	return false
+}

@@ -1,0 +1,303 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+var errInjected = errors.New("injected store failure")
+
+// faultyStore wraps a store to observe and break group commit (D5): it
+// counts transactions and the payouts each inserted, fails the payout
+// insert of one recipient, and can misreport a transaction's outcome.
+type faultyStore struct {
+	store.Store
+	mu           sync.Mutex
+	failTo       int64 // recipient user id whose payout insert fails; 0: none
+	commitLies   int   // next N transactions: commit, then report failure
+	rollbackLies int   // next N transactions: roll back after fn succeeded, report failure
+	batches      []int // payouts inserted by each committed-or-not transaction
+}
+
+func (s *faultyStore) take(n *int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if *n > 0 {
+		*n--
+		return true
+	}
+	return false
+}
+
+func (s *faultyStore) Transact(ctx context.Context, fn func(store.Tx) error) error {
+	inserts := 0
+	err := s.Store.Transact(ctx, func(tx store.Tx) error {
+		inserts = 0
+		if err := fn(&faultyTx{Tx: tx, s: s, inserts: &inserts}); err != nil {
+			return err
+		}
+		if s.take(&s.rollbackLies) {
+			return errInjected
+		}
+		return nil
+	})
+	s.mu.Lock()
+	s.batches = append(s.batches, inserts)
+	s.mu.Unlock()
+	if err == nil && s.take(&s.commitLies) {
+		return errors.New("injected: commit outcome unknown")
+	}
+	return err
+}
+
+type faultyTx struct {
+	store.Tx
+	s       *faultyStore
+	inserts *int
+}
+
+func (tx *faultyTx) PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error) {
+	if p.RecipientID == tx.s.failTo {
+		return 0, errInjected
+	}
+	*tx.inserts++
+	return tx.Tx.PayoutInsert(ctx, p, transferID)
+}
+
+// oneBatch returns a ledger over fs that gathers exactly n payments into
+// its first transaction: it waits (up to far longer than the test needs)
+// until n are queued.
+func oneBatch(e *env, fs *faultyStore, n int) *ledger.Ledger {
+	return ledger.NewBatched(fs, e.clock.Now, ledger.BatchConfig{MaxSize: n, MaxWait: 30 * time.Second, Writers: 1})
+}
+
+// payAll hands every payment to l at once and returns the outcomes in order.
+func payAll(l *ledger.Ledger, payments []*ledger.Payment) ([]*ledger.Receipt, []error) {
+	receipts, errs := make([]*ledger.Receipt, len(payments)), make([]error, len(payments))
+	var wg sync.WaitGroup
+	for i, p := range payments {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			receipts[i], errs[i] = l.Pay(context.Background(), p)
+		}()
+	}
+	wg.Wait()
+	return receipts, errs
+}
+
+func payments(f *drip.Faucet, to []*drip.User, amount int64) []*ledger.Payment {
+	out := make([]*ledger.Payment, len(to))
+	for i, u := range to {
+		out[i] = &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: amount}
+	}
+	return out
+}
+
+func (e *env) users8(t *testing.T) []*drip.User {
+	us := make([]*drip.User, 8)
+	for i := range us {
+		us[i] = e.user(t, fmt.Sprintf("recipient%d", i))
+	}
+	return us
+}
+
+// D5: a batch holding payouts that would overdraw commits the others, in
+// one transaction, and refuses exactly those.
+func TestBatchRefusesOverdrawsAndCommitsTheRest(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 500})
+		recipients := e.users8(t)
+		fs := &faultyStore{Store: e.st}
+		l := oneBatch(e, fs, 8)
+		defer l.Close()
+
+		receipts, errs := payAll(l, payments(f, recipients, 100))
+		paid, refused := 0, 0
+		for i := range receipts {
+			switch {
+			case errs[i] == nil && receipts[i] != nil:
+				paid++
+			case code(errs[i]) == drip.CodeInsufficientFunds:
+				refused++
+			default:
+				t.Errorf("payment %d: unexpected outcome %v", i, errs[i])
+			}
+		}
+		if paid != 5 || refused != 3 {
+			t.Errorf("paid %d refused %d, want 5 and 3", paid, refused)
+		}
+		if fmt.Sprint(fs.batches) != "[5]" {
+			t.Errorf("transactions (payouts each) %v, want one transaction of 5", fs.batches)
+		}
+		if b := e.balance(t, f.AccountID, "BTC"); b != 0 {
+			t.Errorf("faucet balance %d, want 0", b)
+		}
+		failed := 0
+		for _, ev := range e.events(t, f) {
+			if ev.Type == drip.EventPayoutFailed {
+				failed++
+			}
+		}
+		if failed != 3 {
+			t.Errorf("%d payout.failed events, want 3", failed)
+		}
+		e.reconciled(t)
+	})
+}
+
+// D5: a store error in the middle of a batch applies none of it; each
+// payment is then tried alone, so the bad one fails on its own, the others
+// are paid exactly once, and every caller gets a definite answer.
+func TestBatchFailureIsRetriedPaymentByPayment(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 10_000})
+		recipients := e.users8(t)
+		poisoned := recipients[3] // mid-batch: recipients are applied in account order
+		fs := &faultyStore{Store: e.st, failTo: poisoned.ID}
+		l := oneBatch(e, fs, 8)
+		defer l.Close()
+
+		receipts, errs := payAll(l, payments(f, recipients, 100))
+		for i, u := range recipients {
+			if u.ID == poisoned.ID {
+				if !errors.Is(errs[i], errInjected) {
+					t.Errorf("poisoned payment: err %v, want the injected error", errs[i])
+				}
+				continue
+			}
+			if errs[i] != nil || receipts[i] == nil {
+				t.Errorf("payment to %s: %v, want paid", u.Username, errs[i])
+			}
+			if got := e.balance(t, u.AccountID, "BTC"); got != 100 {
+				t.Errorf("%s holds %d, want 100 (paid exactly once)", u.Username, got)
+			}
+		}
+		if got := e.balance(t, poisoned.AccountID, "BTC"); got != 0 {
+			t.Errorf("poisoned recipient holds %d, want 0", got)
+		}
+		if got := len(e.payouts(t, f)); got != 7 {
+			t.Errorf("%d payouts, want 7", got)
+		}
+		if got := e.balance(t, f.AccountID, "BTC"); got != 10_000-700 {
+			t.Errorf("faucet balance %d, want %d", got, 10_000-700)
+		}
+		if len(fs.batches) != 9 || fs.batches[0] != 3 {
+			t.Errorf("transactions (payouts each) %v, want a failed batch then 8 single tries", fs.batches)
+		}
+		e.reconciled(t)
+	})
+}
+
+// A commit reported as failed may have happened. The batch is settled by
+// looking for its payouts: found, its outcomes stand and nothing is retried.
+func TestBatchCommitReportedFailedButDone(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 10_000})
+		recipients := e.users8(t)
+		fs := &faultyStore{Store: e.st, commitLies: 1}
+		l := oneBatch(e, fs, 8)
+		defer l.Close()
+
+		receipts, errs := payAll(l, payments(f, recipients, 100))
+		for i := range receipts {
+			if errs[i] != nil || receipts[i] == nil {
+				t.Errorf("payment %d: %v, want paid", i, errs[i])
+			}
+		}
+		if got := len(e.payouts(t, f)); got != 8 {
+			t.Errorf("%d payouts, want 8 (none twice)", got)
+		}
+		if len(fs.batches) != 1 {
+			t.Errorf("transactions %v, want the one batch, no retries", fs.batches)
+		}
+		e.reconciled(t)
+	})
+}
+
+// ...and not found, the batch is retried payment by payment, once each.
+func TestBatchReportedFailedAndRolledBack(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 10_000})
+		recipients := e.users8(t)
+		fs := &faultyStore{Store: e.st, rollbackLies: 1}
+		l := oneBatch(e, fs, 8)
+		defer l.Close()
+
+		receipts, errs := payAll(l, payments(f, recipients, 100))
+		for i := range receipts {
+			if errs[i] != nil || receipts[i] == nil {
+				t.Errorf("payment %d: %v, want paid", i, errs[i])
+			}
+		}
+		if got := len(e.payouts(t, f)); got != 8 {
+			t.Errorf("%d payouts, want 8", got)
+		}
+		if len(fs.batches) != 9 {
+			t.Errorf("transactions %v, want the rolled-back batch and 8 single ones", fs.batches)
+		}
+		e.reconciled(t)
+	})
+}
+
+// Payouts spread over many faucets batch per writer; writers share
+// recipients, so they must not deadlock or lose a payout (PostgreSQL runs
+// them truly in parallel).
+func TestBatchWritersShareRecipients(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		faucets := make([]*drip.Faucet, 8)
+		for i := range faucets {
+			faucets[i] = e.faucet(t, map[string]int64{"BTC": 1_000_000})
+		}
+		recipients := e.users8(t)
+		l := ledger.NewBatched(e.st, e.clock.Now, ledger.BatchConfig{MaxSize: 64, Writers: 4})
+		defer l.Close()
+		var all []*ledger.Payment
+		for round := 0; round < 50; round++ {
+			for i, f := range faucets {
+				// each faucet pays the recipients in its own rotation, so
+				// concurrent batches touch shared rows in different orders
+				u := recipients[(round+i*3)%len(recipients)]
+				all = append(all, &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 10})
+			}
+		}
+		_, errs := payAll(l, all)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("payment %d: %v", i, err)
+			}
+		}
+		var credited int64
+		for _, u := range recipients {
+			credited += e.balance(t, u.AccountID, "BTC")
+		}
+		if credited != int64(len(all))*10 {
+			t.Errorf("recipients hold %d, want %d", credited, len(all)*10)
+		}
+		e.reconciled(t)
+	})
+}
+
+// Close lets handed-over payments finish and refuses new ones.
+func TestLedgerClose(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 1000})
+		u := e.user(t, "rita")
+		l := ledger.NewBatched(e.st, e.clock.Now, ledger.BatchConfig{})
+		if _, err := l.Pay(context.Background(), &ledger.Payment{Faucet: f, Recipient: u, To: "rita", Coin: "BTC", Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		if _, err := l.Pay(context.Background(), &ledger.Payment{Faucet: f, Recipient: u, To: "rita", Coin: "BTC", Amount: 1}); err == nil {
+			t.Fatal("Pay after Close succeeded")
+		}
+	})
+}
