@@ -52,7 +52,7 @@ type env struct {
 	seq     int
 }
 
-func newEnv(t *testing.T, open func(testing.TB) store.Store) *env {
+func newEnv(t testing.TB, open func(testing.TB) store.Store) *env {
 	t.Helper()
 	st := open(t)
 	c := &clock{now: t0}
@@ -75,7 +75,7 @@ func forEachEngine(t *testing.T, fn func(t *testing.T, e *env)) {
 }
 
 // user creates a verified, active user.
-func (e *env) user(t *testing.T, name string) *drip.User {
+func (e *env) user(t testing.TB, name string) *drip.User {
 	t.Helper()
 	u, err := e.users.Create(context.Background(), user.CreateParams{Username: name, Email: name + "@example.com", Verified: true})
 	if err != nil {
@@ -86,7 +86,7 @@ func (e *env) user(t *testing.T, name string) *drip.User {
 
 // faucet creates a faucet of a new owner, funded through the ledger, with
 // the given send limits (D41).
-func (e *env) faucet(t *testing.T, funds map[string]int64, limits ...drip.Limit) *drip.Faucet {
+func (e *env) faucet(t testing.TB, funds map[string]int64, limits ...drip.Limit) *drip.Faucet {
 	t.Helper()
 	ctx := context.Background()
 	e.seq++
@@ -115,7 +115,7 @@ func (e *env) faucet(t *testing.T, funds map[string]int64, limits ...drip.Limit)
 	return f
 }
 
-func (e *env) balance(t *testing.T, account int64, coin string) int64 {
+func (e *env) balance(t testing.TB, account int64, coin string) int64 {
 	t.Helper()
 	b, err := e.st.BalanceGet(context.Background(), account, coin)
 	if err != nil {
@@ -125,7 +125,7 @@ func (e *env) balance(t *testing.T, account int64, coin string) int64 {
 }
 
 // reconciled fails the test unless the ledger holds its invariant (D3).
-func (e *env) reconciled(t *testing.T) {
+func (e *env) reconciled(t testing.TB) {
 	t.Helper()
 	r, err := e.ledger.Reconcile(context.Background())
 	if err != nil {
@@ -136,7 +136,7 @@ func (e *env) reconciled(t *testing.T) {
 	}
 }
 
-func (e *env) events(t *testing.T, f *drip.Faucet) []drip.Event {
+func (e *env) events(t testing.TB, f *drip.Faucet) []drip.Event {
 	t.Helper()
 	evs, err := e.st.EventList(context.Background(), f.ID, 1000)
 	if err != nil {
@@ -145,7 +145,7 @@ func (e *env) events(t *testing.T, f *drip.Faucet) []drip.Event {
 	return evs
 }
 
-func (e *env) payouts(t *testing.T, f *drip.Faucet) []drip.Payout {
+func (e *env) payouts(t testing.TB, f *drip.Faucet) []drip.Payout {
 	t.Helper()
 	ps, err := e.st.PayoutList(context.Background(), &store.PayoutListParams{FaucetID: f.ID, Limit: 1000})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"runtime"
+	"sync"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -49,7 +50,7 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	}
 	reader.SetMaxOpenConns(max(4, 2*runtime.GOMAXPROCS(0)))
 	reader.SetMaxIdleConns(max(4, 2*runtime.GOMAXPROCS(0)))
-	d := &driver{writer: writer, reader: reader}
+	d := &driver{writer: writer, reader: reader, wps: &prepared{db: writer}, rps: &prepared{db: reader}}
 	db, err := sqlstore.Open(d)
 	if err != nil {
 		d.Close()
@@ -59,24 +60,37 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 		d.Close()
 		return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
 	}
+	// Prepare the writer's statements now, while no transaction holds its
+	// one connection (see conn.stmt). The readers prepare on first use.
+	for _, q := range db.Statements() {
+		if _, err := d.wps.get(ctx, q); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("sqlite: prepare: %w", err)
+		}
+	}
 	return db, nil
 }
 
 type driver struct {
 	writer, reader *sql.DB
+	wps, rps       *prepared
 }
 
 func (d *driver) Name() string           { return "sqlite" }
-func (d *driver) Reader() sqlstore.Conn  { return conn{d.reader} }
+func (d *driver) Reader() sqlstore.Conn  { return conn{db: d.reader, ps: d.rps} }
 func (d *driver) Migrations() fs.FS      { sub, _ := fs.Sub(migrations, "migrations"); return sub }
 func (d *driver) QueryOverrides() string { return overrides }
-func (d *driver) Close() error           { return errors.Join(d.writer.Close(), d.reader.Close()) }
+func (d *driver) Close() error {
+	d.wps.close()
+	d.rps.close()
+	return errors.Join(d.writer.Close(), d.reader.Close())
+}
 func (d *driver) Begin(ctx context.Context) (sqlstore.TxConn, error) {
 	tx, err := d.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return txConn{conn{tx}, tx}, nil
+	return txConn{conn{db: d.writer, tx: tx, ps: d.wps}}, nil
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
@@ -112,17 +126,69 @@ func (d *driver) Retryable(err error) bool {
 	return false
 }
 
-// queryer is what *sql.DB and *sql.Tx have in common.
-type queryer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+// conn runs statements on a pool or in a transaction, through statements
+// prepared once per pool: SQLite otherwise parses and plans every statement
+// on every call, which was a large share of a payout's CPU time.
+type conn struct {
+	db *sql.DB
+	tx *sql.Tx // nil outside a transaction
+	ps *prepared
 }
 
-type conn struct{ q queryer }
+// prepared caches the statements of one pool. A statement prepared on the
+// pool is bound to a transaction's connection by tx.StmtContext, which
+// reuses that connection's own prepared copy.
+type prepared struct {
+	db    *sql.DB
+	stmts sync.Map // query string -> *sql.Stmt
+}
+
+func (p *prepared) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := p.stmts.Load(query); ok {
+		return s.(*sql.Stmt), nil
+	}
+	s, err := p.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := p.stmts.LoadOrStore(query, s); loaded {
+		s.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return s, nil
+}
+
+func (p *prepared) close() {
+	p.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
+}
+
+// stmt returns the prepared statement of query, bound to the transaction
+// if there is one, or nil when a transaction meets a statement not prepared
+// yet: preparing needs a connection of the pool, and the writer pool's one
+// connection is the transaction's, so the caller runs it unprepared.
+func (c conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if c.tx == nil {
+		return c.ps.get(ctx, query)
+	}
+	s, ok := c.ps.stmts.Load(query)
+	if !ok {
+		return nil, nil
+	}
+	return c.tx.StmtContext(ctx, s.(*sql.Stmt)), nil
+}
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := c.q.ExecContext(ctx, query, args...)
+	var res sql.Result
+	var err error
+	s, err := c.stmt(ctx, query)
+	switch {
+	case err != nil:
+		return 0, err
+	case s == nil:
+		res, err = c.tx.ExecContext(ctx, query, args...)
+	default:
+		res, err = s.ExecContext(ctx, args...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -130,25 +196,43 @@ func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error
 }
 
 func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return c.q.QueryRowContext(ctx, query, args...)
+	s, err := c.stmt(ctx, query)
+	switch {
+	case err != nil:
+		return errRow{err}
+	case s == nil:
+		return c.tx.QueryRowContext(ctx, query, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
 }
 
 func (c conn) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	r, err := c.q.QueryContext(ctx, query, args...)
+	s, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	var r *sql.Rows
+	if s == nil {
+		r, err = c.tx.QueryContext(ctx, query, args...)
+	} else {
+		r, err = s.QueryContext(ctx, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return rows{r}, nil
 }
 
+// errRow is a Row whose statement could not be prepared.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
 type rows struct{ *sql.Rows }
 
 func (r rows) Close() { _ = r.Rows.Close() }
 
-type txConn struct {
-	conn
-	tx *sql.Tx
-}
+type txConn struct{ conn }
 
 func (t txConn) Commit(context.Context) error   { return t.tx.Commit() }
 func (t txConn) Rollback(context.Context) error { return t.tx.Rollback() }

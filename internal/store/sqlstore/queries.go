@@ -29,6 +29,9 @@ type queries struct {
 	EventInsert, EventList, RefusalInsert, RefusalCountOthers                string
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                   string
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord          string
+
+	// The statements of store.Tx.PayoutBulkLoad, in the order it runs them.
+	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits string
 }
 
 var (

@@ -133,6 +133,41 @@ WHERE faucet_id = $1 AND recipient_id = $4 AND created_at >= $2 AND ($3 = '' OR 
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
 WHERE faucet_id = $1 AND ip_address = $4 AND created_at >= $2 AND ($3 = '' OR coin = $3);
 
+-- name: PayoutBulkLoadBefore
+-- PayoutBulkLoad (drip bench's growth run) credits the faucet first, which
+-- holds its balance row until commit: no other payout of the faucet can add
+-- a transfer while the load picks its own as those above this id.
+SELECT CAST(COALESCE(MAX(id), 0) AS BIGINT) FROM transfers;
+
+-- name: PayoutBulkLoadTransfers
+WITH RECURSIVE seq (n) AS (
+  SELECT CAST(0 AS BIGINT)
+  UNION ALL
+  SELECT n + 1 FROM seq WHERE n + 1 < CAST($4 AS BIGINT)
+),
+recipients AS (
+  SELECT account_id, ROW_NUMBER() OVER (ORDER BY id) - 1 AS k
+  FROM users WHERE id BETWEEN $5 AND $6
+)
+INSERT INTO transfers (coin, from_account, to_account, amount, kind, created_at)
+SELECT CAST($1 AS TEXT), CAST($2 AS BIGINT), r.account_id, CAST($3 AS BIGINT), 'payout', CAST($7 AS BIGINT)
+FROM seq JOIN recipients r ON r.k = seq.n % (SELECT COUNT(*) FROM recipients)
+ORDER BY seq.n;
+
+-- name: PayoutBulkLoadPayouts
+INSERT INTO payouts (faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
+SELECT CAST($1 AS BIGINT), u.id, t.id, u.username, t.coin, t.amount, '', '', t.created_at
+FROM transfers t JOIN users u ON u.account_id = t.to_account
+WHERE t.id > $2 AND t.from_account = $3 AND t.kind = 'payout'
+ORDER BY t.id;
+
+-- name: PayoutBulkLoadCredits
+INSERT INTO balances (account_id, coin, amount)
+SELECT t.to_account, t.coin, CAST(SUM(t.amount) AS BIGINT) FROM transfers t
+WHERE t.id > $1 AND t.from_account = $2 AND t.kind = 'payout'
+GROUP BY t.to_account, t.coin
+ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount;
+
 -- name: EventInsert
 INSERT INTO events (id, faucet_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5);
 

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"TransferInsertChecksItsRow", testTransferInsert},
 		{"PayoutListNewestFirstWithCoinAndLimit", testPayoutList},
 		{"PayoutWindowCounts", testPayoutWindow},
+		{"PayoutBulkLoadPaysRoundRobinAndReconciles", testPayoutBulkLoad},
 		{"EventInsertAndList", testEvents},
 		{"RefusalCountOthersCountsDistinctOtherFaucets", testRefusalCountOthers},
 		{"TransactCommitsOnNil", testTransactCommits},
@@ -1352,5 +1353,79 @@ func testConcurrentDebits(t *testing.T, st store.Store) {
 	}
 	if diff := cmp.Diff(want, after, cmpopts.SortSlices(func(a, b int64) bool { return a > b })); diff != "" {
 		t.Errorf("balances returned by the successful debits (-want +got):\n%s", diff)
+	}
+}
+
+func testPayoutBulkLoad(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	owner := newUser(t, st, "owner")
+	r1, r2, r3 := newUser(t, st, "r1"), newUser(t, st, "r2"), newUser(t, st, "r3")
+	outsider := newUser(t, st, "outsider") // after the range: never paid
+	f := newFaucet(t, st, owner, "key")
+	deposit(t, st, f.AccountID, "BTC", 500)
+	earlier := pay(t, st, f, r1, "BTC", 100, "", t0)
+	depositsBefore := balance(t, st, drip.AccountDeposits, "BTC")
+
+	load := func(count int64) {
+		t.Helper()
+		transact(t, st, func(ctx context.Context, tx store.Tx) error {
+			return tx.PayoutBulkLoad(ctx, &store.PayoutBulkLoadParams{
+				FaucetID: f.ID, FirstRecipientID: r1.ID, LastRecipientID: r3.ID,
+				Coin: "BTC", Amount: 7, Count: count, CreatedAt: t0.Add(time.Hour),
+			})
+		})
+	}
+	load(10) // r1 gets 4, r2 and r3 get 3 each
+	load(2)  // round-robin restarts at r1
+
+	if report := reconcile(t, st); report != "" {
+		t.Errorf("after bulk loads: %s; want clean", report)
+	}
+	got := map[string]int64{
+		"faucet": balance(t, st, f.AccountID, "BTC"), "r1": balance(t, st, r1.AccountID, "BTC"),
+		"r2": balance(t, st, r2.AccountID, "BTC"), "r3": balance(t, st, r3.AccountID, "BTC"),
+		"outsider": balance(t, st, outsider.AccountID, "BTC"), "deposits": balance(t, st, drip.AccountDeposits, "BTC"),
+	}
+	want := map[string]int64{
+		"faucet": 400, "r1": 100 + 5*7, "r2": 4 * 7, "r3": 3 * 7,
+		"outsider": 0, "deposits": depositsBefore - 12*7, // the loads fund themselves
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("balances after bulk loads of 10 and 2 (-want +got):\n%s", diff)
+	}
+	count, sum, err := st.PayoutWindow(ctx, &store.PayoutWindowParams{FaucetID: f.ID, Since: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatalf("PayoutWindow: %v", err)
+	}
+	if count != 12 || sum != 12*7 {
+		t.Errorf("loaded payouts: count %d sum %d, want 12 and %d", count, sum, 12*7)
+	}
+	list, err := st.PayoutList(ctx, &store.PayoutListParams{FaucetID: f.ID, Limit: 100})
+	if err != nil {
+		t.Fatalf("PayoutList: %v", err)
+	}
+	var to []string
+	for _, p := range list {
+		to = append(to, p.To)
+		if p.ID != earlier.ID && (p.ID < earlier.ID || p.Amount != 7 || p.RecipientID == outsider.ID) {
+			t.Errorf("loaded payout %+v: want an id after %d, amount 7, a recipient in the range", p, earlier.ID)
+		}
+	}
+	wantTo := []string{"r2", "r1", "r1", "r3", "r2", "r1", "r3", "r2", "r1", "r3", "r2", "r1", "r1"} // newest first
+	if diff := cmp.Diff(wantTo, to); diff != "" {
+		t.Errorf("payouts newest first (-want +got):\n%s", diff)
+	}
+
+	err = try(st, func(ctx context.Context, tx store.Tx) error {
+		return tx.PayoutBulkLoad(ctx, &store.PayoutBulkLoadParams{
+			FaucetID: f.ID, FirstRecipientID: outsider.ID + 100, LastRecipientID: outsider.ID + 200,
+			Coin: "BTC", Amount: 7, Count: 3, CreatedAt: t0,
+		})
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("bulk load to a range without users: err = %v, want ErrNotFound", err)
+	}
+	if report := reconcile(t, st); report != "" {
+		t.Errorf("after a refused bulk load: %s; want clean", report)
 	}
 }

@@ -1,0 +1,52 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/store/storetest"
+)
+
+// BenchmarkPay measures the ledger alone, without HTTP: 64 concurrent
+// callers paying from one hot faucet to 1,000 recipients, with group
+// commit capped at each batch size (D5). Durable commits as in production
+// (SQLite synchronous=FULL, PostgreSQL synchronous_commit=on).
+//
+//	go test ./internal/ledger -run '^$' -bench Pay -benchtime 5000x
+func BenchmarkPay(b *testing.B) {
+	for _, eng := range storetest.Engines(b) {
+		for _, size := range []int{1, 10, 100, 1000} {
+			b.Run(fmt.Sprintf("%s/batch=%d", eng.Name, size), func(b *testing.B) {
+				e := newEnv(b, eng.Open)
+				f := e.faucet(b, map[string]int64{"BTC": 1 << 60})
+				recipients := make([]*drip.User, 1000)
+				for i := range recipients {
+					recipients[i] = e.user(b, fmt.Sprintf("bench%d", i))
+				}
+				l := ledger.NewBatched(e.st, nil, ledger.BatchConfig{MaxSize: size})
+				defer l.Close()
+				var next atomic.Int64
+				b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 concurrent callers
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						u := recipients[next.Add(1)%int64(len(recipients))]
+						_, err := l.Pay(context.Background(), &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 1})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "payouts/s")
+				e.reconciled(b)
+			})
+		}
+	}
+}
