@@ -111,7 +111,7 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 		Amount: p.Amount, Kind: "payout", CreatedAt: now,
 	})
 	if errors.Is(err, store.ErrInsufficientFunds) {
-		return refuse(drip.Errorf(drip.CodeInsufficientFunds, "Insufficient funds: the faucet's %s balance is too low for this payout.", p.Coin))
+		return refuse(insufficientFunds(p))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -124,14 +124,18 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 	if err != nil {
 		return nil, nil, err
 	}
-	err = insertEvent(ctx, tx, p.Faucet.ID, drip.EventPayoutSent, sentData{
-		To: p.To, Amount: p.Amount, Currency: p.Coin, PayoutID: itoa(payoutID),
-		PayoutUserHash: p.Recipient.PayoutUserHash, Message: "Payout sent.",
-	}, now)
+	ev, err := sentEvent(p, payoutID, now)
+	if err == nil {
+		err = tx.EventInsert(ctx, ev)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return &Receipt{PayoutID: payoutID, Balance: balance}, nil, nil
+}
+
+func insufficientFunds(p *Payment) *drip.Error {
+	return drip.Errorf(drip.CodeInsufficientFunds, "Insufficient funds: the faucet's %s balance is too low for this payout.", p.Coin)
 }
 
 // move applies one double-entry transfer: the debit (refused with
@@ -212,19 +216,36 @@ type failedData struct {
 }
 
 func insertFailedEvent(ctx context.Context, tx store.Tx, p *Payment, refusal *drip.Error, now time.Time) error {
+	ev, err := failedEvent(p, refusal, now)
+	if err != nil {
+		return err
+	}
+	return tx.EventInsert(ctx, ev)
+}
+
+// sentEvent is the payout.sent event of a paid payment.
+func sentEvent(p *Payment, payoutID int64, now time.Time) (*drip.Event, error) {
+	return newEvent(p.Faucet.ID, drip.EventPayoutSent, sentData{
+		To: p.To, Amount: p.Amount, Currency: p.Coin, PayoutID: itoa(payoutID),
+		PayoutUserHash: p.Recipient.PayoutUserHash, Message: "Payout sent.",
+	}, now)
+}
+
+// failedEvent is the payout.failed event of a refused payment.
+func failedEvent(p *Payment, refusal *drip.Error, now time.Time) (*drip.Event, error) {
 	d := failedData{To: p.To, Amount: p.Amount, Currency: p.Coin, Error: string(refusal.Code), Message: refusal.Message}
 	if s, ok := refusal.Code.V1Status(); ok {
 		d.Status = &s
 	}
-	return insertEvent(ctx, tx, p.Faucet.ID, drip.EventPayoutFailed, d, now)
+	return newEvent(p.Faucet.ID, drip.EventPayoutFailed, d, now)
 }
 
-func insertEvent(ctx context.Context, tx store.Tx, faucetID int64, typ string, data any, now time.Time) error {
+func newEvent(faucetID int64, typ string, data any, now time.Time) (*drip.Event, error) {
 	body, err := json.Marshal(data)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return tx.EventInsert(ctx, &drip.Event{ID: newEventID(), FaucetID: faucetID, Type: typ, Data: body, CreatedAt: now})
+	return &drip.Event{ID: newEventID(), FaucetID: faucetID, Type: typ, Data: body, CreatedAt: now}, nil
 }
 
 // newEventID returns "evt_" and 96 random bits in hex: unique without

@@ -109,6 +109,18 @@ type Tx interface {
 	BalanceCredit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error)
 	TransferInsert(ctx context.Context, t *Transfer) (int64, error)
 
+	// BalanceLock reads a balance and holds it for this transaction, so the
+	// ledger can decide a batch of debits before making them (0 when the
+	// account never held the coin).
+	BalanceLock(ctx context.Context, accountID int64, coin string) (int64, error)
+	// TransferIDsNext and PayoutIDsNext reserve n ids for PayoutsInsert.
+	TransferIDsNext(ctx context.Context, n int) ([]int64, error)
+	PayoutIDsNext(ctx context.Context, n int) ([]int64, error)
+	// PayoutsInsert writes a batch of payouts in a few set-based statements:
+	// their journal transfers, payout rows, the recipients' credits and the
+	// events. The senders' debits are the caller's (BalanceDebit).
+	PayoutsInsert(ctx context.Context, b *PayoutBatch) error
+
 	PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error)
 	// PayoutBulkLoad stores p.Count payouts at once, each with its transfer,
 	// together with the deposit that funds them and the balances they move,
@@ -176,6 +188,24 @@ type Transfer struct {
 	Amount    int64
 	Kind      string // "deposit", "payout", ...
 	CreatedAt time.Time
+}
+
+// PayoutBatch is what PayoutsInsert writes.
+type PayoutBatch struct {
+	Payouts []BatchPayout
+	Credits []drip.Balance // per recipient account and coin: Coin, Amount
+	// CreditAccounts[i] is the account of Credits[i]; kept in ascending
+	// order, so concurrent batches lock shared rows in one order.
+	CreditAccounts []int64
+	Events         []drip.Event
+	CreatedAt      time.Time
+}
+
+// BatchPayout is one payout of a PayoutBatch, with its reserved ids.
+type BatchPayout struct {
+	Payout     drip.Payout // ID set from PayoutIDsNext
+	TransferID int64       // from TransferIDsNext
+	From, To   int64       // faucet and recipient accounts
 }
 
 // CoinSum is a coin whose balances do not sum to zero (D3).

@@ -6,3 +6,40 @@ SELECT id FROM faucets WHERE id = $1;
 
 -- name: MigrationLock
 SELECT 1;
+
+-- name: BalanceLock
+SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
+
+-- With one writer, the next ids are those after the largest in use; rows
+-- of these tables are never deleted, so no id is ever reused.
+
+-- name: TransferIDsNext
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
+SELECT (SELECT COALESCE(MAX(id), 0) FROM transfers) + i FROM n;
+
+-- name: PayoutIDsNext
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
+SELECT (SELECT COALESCE(MAX(id), 0) FROM payouts) + i FROM n;
+
+-- name: TransfersInsertJSON
+INSERT INTO transfers (id, coin, from_account, to_account, amount, kind, created_at)
+SELECT r.value ->> 'id', r.value ->> 'coin', r.value ->> 'from_account', r.value ->> 'to_account',
+  r.value ->> 'amount', 'payout', $2
+FROM json_each($1) AS r;
+
+-- name: PayoutsInsertJSON
+INSERT INTO payouts (id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
+SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'recipient_id', r.value ->> 'transfer_id',
+  r.value ->> 'to_given', r.value ->> 'coin', r.value ->> 'amount', r.value ->> 'ip_address', r.value ->> 'referral', $2
+FROM json_each($1) AS r;
+
+-- name: BalancesCreditJSON
+INSERT INTO balances (account_id, coin, amount)
+SELECT r.value ->> 'account_id', r.value ->> 'coin', r.value ->> 'amount'
+FROM json_each($1) AS r WHERE true
+ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount;
+
+-- name: EventsInsertJSON
+INSERT INTO events (id, faucet_id, type, data, created_at)
+SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'type', r.value ->> 'data', $2
+FROM json_each($1) AS r;

@@ -14,21 +14,23 @@ var sharedQueries string
 // queries holds every statement by name; loadQueries fills each field from
 // the SQL files and fails if one is missing, so a typo cannot reach runtime.
 type queries struct {
-	SecretGet, SecretInit                                                    string
-	CoinList, CoinSetActive                                                  string
-	AccountCreate                                                            string
-	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash      string
-	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus           string
-	UserAddressAdd, UserAddressList                                          string
-	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate       string
-	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings              string
-	FaucetLock                                                               string
-	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                     string
-	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists string
-	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                string
-	EventInsert, EventList, RefusalInsert, RefusalCountOthers                string
-	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                   string
-	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord          string
+	SecretGet, SecretInit                                                        string
+	CoinList, CoinSetActive                                                      string
+	AccountCreate                                                                string
+	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash          string
+	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus               string
+	UserAddressAdd, UserAddressList                                              string
+	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate           string
+	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                  string
+	FaucetLock                                                                   string
+	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                         string
+	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists     string
+	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                    string
+	BalanceLock, TransferIDsNext, PayoutIDsNext                                  string
+	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON string
+	EventInsert, EventList, RefusalInsert, RefusalCountOthers                    string
+	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       string
+	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              string
 
 	// The statements of store.Tx.PayoutBulkLoad, in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits string

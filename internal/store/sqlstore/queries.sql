@@ -101,6 +101,40 @@ INSERT INTO balances (account_id, coin, amount) VALUES ($1, $2, $3)
 ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount
 RETURNING amount;
 
+-- name: BalanceLock
+SELECT amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
+
+-- Batch writes take their rows as one JSON array parameter, so a batch of
+-- any size is one statement; the JSON functions are each engine's own.
+
+-- name: TransferIDsNext
+SELECT nextval(pg_get_serial_sequence('transfers', 'id')) FROM generate_series(1, $1);
+
+-- name: PayoutIDsNext
+SELECT nextval(pg_get_serial_sequence('payouts', 'id')) FROM generate_series(1, $1);
+
+-- name: TransfersInsertJSON
+INSERT INTO transfers (id, coin, from_account, to_account, amount, kind, created_at)
+SELECT r.id, r.coin, r.from_account, r.to_account, r.amount, 'payout', $2
+FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, coin TEXT, from_account BIGINT, to_account BIGINT, amount BIGINT);
+
+-- name: PayoutsInsertJSON
+INSERT INTO payouts (id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
+SELECT r.id, r.faucet_id, r.recipient_id, r.transfer_id, r.to_given, r.coin, r.amount, r.ip_address, r.referral, $2
+FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, faucet_id BIGINT, recipient_id BIGINT, transfer_id BIGINT,
+  to_given TEXT, coin TEXT, amount BIGINT, ip_address TEXT, referral TEXT);
+
+-- name: BalancesCreditJSON
+INSERT INTO balances (account_id, coin, amount)
+SELECT r.account_id, r.coin, r.amount
+FROM jsonb_to_recordset($1::jsonb) AS r(account_id BIGINT, coin TEXT, amount BIGINT)
+ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount;
+
+-- name: EventsInsertJSON
+INSERT INTO events (id, faucet_id, type, data, created_at)
+SELECT r.id, r.faucet_id, r.type, r.data, $2
+FROM jsonb_to_recordset($1::jsonb) AS r(id TEXT, faucet_id BIGINT, type TEXT, data TEXT);
+
 -- name: TransferInsert
 INSERT INTO transfers (coin, from_account, to_account, amount, kind, created_at)
 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id;

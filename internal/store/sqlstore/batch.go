@@ -1,0 +1,123 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+func (q *querier) BalanceLock(ctx context.Context, accountID int64, coin string) (int64, error) {
+	var amount int64
+	err := q.scanRow(ctx, q.q.BalanceLock, []any{accountID, coin}, &amount)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	return amount, err
+}
+
+func (q *querier) TransferIDsNext(ctx context.Context, n int) ([]int64, error) {
+	return q.ids(ctx, q.q.TransferIDsNext, n)
+}
+
+func (q *querier) PayoutIDsNext(ctx context.Context, n int) ([]int64, error) {
+	return q.ids(ctx, q.q.PayoutIDsNext, n)
+}
+
+func (q *querier) ids(ctx context.Context, sql string, n int) ([]int64, error) {
+	out := make([]int64, 0, n)
+	err := q.list(ctx, sql, []any{n}, func(r Rows) error {
+		var id int64
+		err := r.Scan(&id)
+		out = append(out, id)
+		return err
+	})
+	if err == nil && len(out) != n {
+		err = fmt.Errorf("store: reserved %d ids of %d", len(out), n)
+	}
+	return out, err
+}
+
+// The rows of the batch statements, as their JSON array parameters carry them.
+type (
+	transferRow struct {
+		ID          int64  `json:"id"`
+		Coin        string `json:"coin"`
+		FromAccount int64  `json:"from_account"`
+		ToAccount   int64  `json:"to_account"`
+		Amount      int64  `json:"amount"`
+	}
+	payoutRow struct {
+		ID          int64  `json:"id"`
+		FaucetID    int64  `json:"faucet_id"`
+		RecipientID int64  `json:"recipient_id"`
+		TransferID  int64  `json:"transfer_id"`
+		ToGiven     string `json:"to_given"`
+		Coin        string `json:"coin"`
+		Amount      int64  `json:"amount"`
+		IPAddress   string `json:"ip_address"`
+		Referral    string `json:"referral"`
+	}
+	creditRow struct {
+		AccountID int64  `json:"account_id"`
+		Coin      string `json:"coin"`
+		Amount    int64  `json:"amount"`
+	}
+	eventRow struct {
+		ID       string `json:"id"`
+		FaucetID int64  `json:"faucet_id"`
+		Type     string `json:"type"`
+		Data     string `json:"data"`
+	}
+)
+
+func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error {
+	at := micros(b.CreatedAt)
+	if len(b.Payouts) > 0 {
+		transfers := make([]transferRow, len(b.Payouts))
+		payouts := make([]payoutRow, len(b.Payouts))
+		for i, bp := range b.Payouts {
+			p := &bp.Payout
+			transfers[i] = transferRow{bp.TransferID, p.Coin, bp.From, bp.To, p.Amount}
+			payouts[i] = payoutRow{p.ID, p.FaucetID, p.RecipientID, bp.TransferID, p.To, p.Coin, p.Amount, p.IPAddress, p.Referral}
+		}
+		credits := make([]creditRow, len(b.Credits))
+		for i, c := range b.Credits {
+			credits[i] = creditRow{b.CreditAccounts[i], c.Coin, c.Amount}
+		}
+		if err := q.execJSON(ctx, q.q.TransfersInsertJSON, transfers, at); err != nil {
+			return err
+		}
+		if err := q.execJSON(ctx, q.q.PayoutsInsertJSON, payouts, at); err != nil {
+			return err
+		}
+		if err := q.execJSON(ctx, q.q.BalancesCreditJSON, credits, nil); err != nil {
+			return err
+		}
+	}
+	if len(b.Events) > 0 {
+		events := make([]eventRow, len(b.Events))
+		for i, e := range b.Events {
+			events[i] = eventRow{e.ID, e.FaucetID, e.Type, string(e.Data)}
+		}
+		return q.execJSON(ctx, q.q.EventsInsertJSON, events, at)
+	}
+	return nil
+}
+
+// execJSON runs a batch statement over rows given as a JSON array ($1)
+// and, when at is not nil, the batch's timestamp ($2).
+func (q *querier) execJSON(ctx context.Context, sql string, rows any, at any) error {
+	body, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	args := []any{string(body)}
+	if at != nil {
+		args = append(args, at)
+	}
+	_, err = q.exec(ctx, sql, args...)
+	return err
+}
