@@ -63,7 +63,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a := &App{
 		Store: st, Now: opts.Now, Users: users, Log: opts.Log,
 		Faucets: faucet.NewService(st, opts.Now),
-		Coins:   coin.NewCatalog(st),
+		Coins:   coin.NewCatalog(st, opts.Now),
 		Ledger:  ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
 	a.Payouts = payout.NewService(payout.Deps{

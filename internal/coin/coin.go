@@ -6,23 +6,58 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
+// cacheFor is how long the coin set is reused before it is read again.
+// Every send checks its coin, and the set changes only when an operator
+// enables or disables a coin: a change made here applies at once, one made
+// by another process (drip admin, another node) within this time.
+const cacheFor = time.Second
+
 // Catalog reads and changes the coin set.
-type Catalog struct{ store store.Store }
+type Catalog struct {
+	store store.Store
+	now   func() time.Time
+	cache atomic.Pointer[cached]
+}
 
-func NewCatalog(st store.Store) *Catalog { return &Catalog{store: st} }
+type cached struct {
+	coins []drip.Coin
+	at    time.Time
+}
 
-// List returns every coin, active or not, in display order.
-func (c *Catalog) List(ctx context.Context) ([]drip.Coin, error) { return c.store.CoinList(ctx) }
+func NewCatalog(st store.Store, now func() time.Time) *Catalog {
+	if now == nil {
+		now = time.Now
+	}
+	return &Catalog{store: st, now: now}
+}
+
+// List returns every coin, active or not, in display order. The slice is
+// shared: callers must not change it.
+func (c *Catalog) List(ctx context.Context) ([]drip.Coin, error) {
+	if hit := c.cache.Load(); hit != nil {
+		if age := c.now().Sub(hit.at); age >= 0 && age < cacheFor {
+			return hit.coins, nil
+		}
+	}
+	coins, err := c.store.CoinList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.cache.Store(&cached{coins: coins, at: c.now()})
+	return coins, nil
+}
 
 // ListActive returns the coins that can be used now.
 func (c *Catalog) ListActive(ctx context.Context) ([]drip.Coin, error) {
-	all, err := c.store.CoinList(ctx)
-	active := all[:0]
+	all, err := c.List(ctx)
+	active := make([]drip.Coin, 0, len(all))
 	for _, coin := range all {
 		if coin.Active {
 			active = append(active, coin)
@@ -34,7 +69,7 @@ func (c *Catalog) ListActive(ctx context.Context) ([]drip.Coin, error) {
 // Active returns the active coin with exactly this symbol. Symbols are
 // upper-case (spec 1): "btc" is not a coin, and neither is a disabled one.
 func (c *Catalog) Active(ctx context.Context, symbol string) (*drip.Coin, error) {
-	all, err := c.store.CoinList(ctx)
+	all, err := c.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -57,5 +92,6 @@ func (c *Catalog) SetActive(ctx context.Context, symbol string, active bool) err
 	if errors.Is(err, store.ErrNotFound) {
 		return drip.Errorf(drip.CodeNotFound, "No coin %q.", symbol)
 	}
+	c.cache.Store(nil) // this process sees its own change at once
 	return err
 }

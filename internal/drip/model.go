@@ -43,7 +43,8 @@ func (u *User) Payable() bool { return u.Status == UserActive && u.EmailVerified
 type Faucet struct {
 	ID          int64
 	OwnerID     int64
-	AccountID   int64 // the faucet's balance in the ledger
+	OwnerStatus UserStatus // read with the faucet, so authorizing a key is one query
+	AccountID   int64      // the faucet's balance in the ledger
 	Name        string
 	Domain      string
 	URL         string

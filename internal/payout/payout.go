@@ -76,11 +76,7 @@ func (s *Service) Authorize(ctx context.Context, f *drip.Faucet, callerIP netip.
 	if !f.AllowsIP(callerIP) {
 		return nil, drip.Errorf(drip.CodeForbidden, "Your IP address is not whitelisted for this faucet.")
 	}
-	owner, err := s.store.UserGetByID(ctx, f.OwnerID)
-	if err != nil {
-		return nil, err
-	}
-	if owner.Status != drip.UserActive {
+	if f.OwnerStatus != drip.UserActive {
 		return nil, drip.Errorf(drip.CodeForbidden, "The faucet owner's account is suspended.")
 	}
 	d, err := s.limiter.Allow(ctx, rateKey)

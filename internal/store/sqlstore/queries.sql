@@ -53,7 +53,8 @@ INSERT INTO user_addresses (coin, address, user_id, created_at) VALUES ($1, $2, 
 SELECT coin, address FROM user_addresses WHERE user_id = $1 ORDER BY coin, address;
 
 -- name: FaucetColumns
-id, owner_id, account_id, name, domain, url, ip_whitelist, limits, rules, created_at
+id, owner_id, (SELECT status FROM users WHERE users.id = faucets.owner_id), account_id, name, domain, url,
+ip_whitelist, limits, rules, created_at
 
 -- name: FaucetGetByID
 SELECT {{FaucetColumns}} FROM faucets WHERE id = $1;

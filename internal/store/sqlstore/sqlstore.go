@@ -236,11 +236,12 @@ func (q *querier) UserAddressList(ctx context.Context, userID int64) ([]string, 
 // scanFaucet reads one row of FaucetColumns.
 func scanFaucet(scan func(dest ...any) error) (*drip.Faucet, error) {
 	var f drip.Faucet
-	var ips, limits, rules string
+	var ips, limits, rules, ownerStatus string
 	var created int64
-	if err := scan(&f.ID, &f.OwnerID, &f.AccountID, &f.Name, &f.Domain, &f.URL, &ips, &limits, &rules, &created); err != nil {
+	if err := scan(&f.ID, &f.OwnerID, &ownerStatus, &f.AccountID, &f.Name, &f.Domain, &f.URL, &ips, &limits, &rules, &created); err != nil {
 		return nil, err
 	}
+	f.OwnerStatus = drip.UserStatus(ownerStatus)
 	f.CreatedAt = fromMicros(created)
 	var ipList []string
 	if err := json.Unmarshal([]byte(ips), &ipList); err != nil {

@@ -526,8 +526,8 @@ func testFaucetCreateAndGet(t *testing.T, st store.Store) {
 		})
 		return err
 	})
-	want := &drip.Faucet{ID: id, OwnerID: owner.ID, AccountID: acct, Name: "Drops", Domain: "drops.example.com",
-		URL: "https://drops.example.com/claim", CreatedAt: t0, Rules: rules}
+	want := &drip.Faucet{ID: id, OwnerID: owner.ID, OwnerStatus: drip.UserActive, AccountID: acct, Name: "Drops",
+		Domain: "drops.example.com", URL: "https://drops.example.com/claim", CreatedAt: t0, Rules: rules}
 	got, err := st.FaucetGetByID(ctx, id)
 	if err != nil {
 		t.Fatalf("FaucetGetByID: %v", err)
@@ -537,6 +537,12 @@ func testFaucetCreateAndGet(t *testing.T, st store.Store) {
 	}
 	if got, err := st.FaucetGetByKeyHash(ctx, "key1"); err != nil || got.ID != id {
 		t.Errorf("FaucetGetByKeyHash(key1) = %+v, %v; want faucet %d", got, err, id)
+	}
+	// The owner's status is read with the faucet, as it is now: a key of a
+	// suspended owner is refused from the moment of the suspension (D21).
+	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.UserSetStatus(ctx, owner.ID, drip.UserSuspended) })
+	if got, err := st.FaucetGetByKeyHash(ctx, "key1"); err != nil || got.OwnerStatus != drip.UserSuspended {
+		t.Errorf("after suspending the owner: FaucetGetByKeyHash = %+v, %v; want OwnerStatus suspended", got, err)
 	}
 	if f, err := st.FaucetGetByID(ctx, id+1000); !errors.Is(err, store.ErrNotFound) || f != nil {
 		t.Errorf("FaucetGetByID(unknown) = %+v, %v; want nil, ErrNotFound", f, err)
