@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dripfaucet/drip/internal/apptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,29 +24,12 @@ import (
 )
 
 // clock is a settable clock, safe for concurrent use.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
 // env is a ledger over a fresh store with the services that make its fixtures.
 type env struct {
 	st      store.Store
-	clock   *clock
+	clock   *apptest.Clock
 	ledger  *ledger.Ledger
 	users   *user.Registry
 	faucets *faucet.Service
@@ -55,7 +39,7 @@ type env struct {
 func newEnv(t testing.TB, open func(testing.TB) store.Store) *env {
 	t.Helper()
 	st := open(t)
-	c := &clock{now: t0}
+	c := apptest.NewClock(t0)
 	users, err := user.NewRegistry(context.Background(), st, c.Now)
 	if err != nil {
 		t.Fatalf("user.NewRegistry: %v", err)
