@@ -20,6 +20,7 @@ Usage:
   drip serve   [flags]            run the HTTP service (--demo for a ready-to-try setup)
   drip migrate [flags]            apply database migrations
   drip admin   <command> [flags]  operate users, faucets, deposits, coins; reconcile the ledger
+  drip bench   [flags]            measure payout throughput and latency of a real drip serve (--short for CI)
 
 Every flag has an environment equivalent: --database-url is DRIP_DATABASE_URL.
 Run "drip <command> -h" for a command's flags.
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = migrate(ctx, args[1:], stdout, stderr)
 	case "admin":
 		err = admin(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = benchmark(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -540,7 +540,9 @@ func testFaucetCreateAndGet(t *testing.T, st store.Store) {
 	}
 	// The owner's status is read with the faucet, as it is now: a key of a
 	// suspended owner is refused from the moment of the suspension (D21).
-	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.UserSetStatus(ctx, owner.ID, drip.UserSuspended) })
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		return tx.UserSetStatus(ctx, owner.ID, drip.UserSuspended)
+	})
 	if got, err := st.FaucetGetByKeyHash(ctx, "key1"); err != nil || got.OwnerStatus != drip.UserSuspended {
 		t.Errorf("after suspending the owner: FaucetGetByKeyHash = %+v, %v; want OwnerStatus suspended", got, err)
 	}

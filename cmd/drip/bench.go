@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dripfaucet/drip/internal/bench"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("drip bench", flag.ContinueOnError)
+	var cfg bench.Config
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "SQLite directory to bench in (default: a new temporary one, removed afterwards)")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "postgres://... benches PostgreSQL, in a new schema drip_bench_<random> dropped afterwards")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory or schema")
+	scenarios := fs.String("scenarios", "", "comma-separated scenarios (default: all, listed above)")
+	concurrency := fs.String("concurrency", "", "closed-loop concurrencies (default 1,16,64; --short 1,8)")
+	rates := fs.String("rates", "", "open-loop rates in percent of the closed-loop peak (default 50,80; --short 50; \"none\" for none)")
+	fs.DurationVar(&cfg.Warmup, "warmup", 0, "warm-up before each run (default 2s; --short 50ms)")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "measured time of each run (default 10s; --short 250ms)")
+	fs.IntVar(&cfg.Recipients, "recipients", 0, "recipients the faucets pay round-robin (default 10000; --short 100)")
+	fs.IntVar(&cfg.SpreadFaucets, "spread-faucets", 0, "faucets of the spread scenario (default 100; --short 10)")
+	fs.Int64Var(&cfg.DryPayouts, "dry-payouts", 0, "payouts a run-dry faucet is funded for (default 5000; --short 30)")
+	fs.BoolVar(&cfg.Growth, "growth", false, "also run the growth run: hot sends and /payouts reads with payouts already stored")
+	growthSizes := fs.String("growth-sizes", "", "payouts stored before each growth step (default 0,1M,10M; --short 0,2000)")
+	batchMax := fs.String("batch-max", "", "passed to drip serve as --batch-max when given")
+	batchWait := fs.String("batch-wait", "", "passed to drip serve as --batch-wait when given")
+	fs.BoolVar(&cfg.Short, "short", false, "CI mode: small figures, a few seconds in all; the gates are what counts")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: drip bench [flags]\n\nRuns a real drip serve (this binary) and measures v1 sends against the no-op ceiling of\nthe same server. Exits 1 if a correctness gate fails.\n\nScenarios:\n%s\n\nFlags:\n",
+			indent(bench.ScenarioHelp))
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if cfg.DatabaseURL != "" && !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
+		return usagef("--database-url must be a postgres:// URL (leave it empty for SQLite)")
+	}
+	var err error
+	if *scenarios != "" {
+		cfg.Scenarios = *splitList(*scenarios)
+		if len(cfg.Scenarios) == 0 {
+			return usagef("--scenarios: name at least one")
+		}
+		for _, name := range cfg.Scenarios {
+			if !slices.Contains(bench.Scenarios, name) {
+				return usagef("--scenarios: no scenario %q (known: %s)", name, strings.Join(bench.Scenarios, ", "))
+			}
+		}
+	}
+	if cfg.Concurrency, err = parseCounts[int]("concurrency", *concurrency); err != nil {
+		return err
+	}
+	if *rates == "none" {
+		cfg.RatePercents = []int{}
+	} else if cfg.RatePercents, err = parseCounts[int]("rates", *rates); err != nil {
+		return err
+	}
+	if cfg.GrowthSizes, err = parseCounts[int64]("growth-sizes", *growthSizes); err != nil {
+		return err
+	}
+	if *batchMax != "" {
+		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-max", *batchMax)
+	}
+	if *batchWait != "" {
+		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-wait", *batchWait)
+	}
+	if cfg.Executable, err = os.Executable(); err != nil {
+		return err
+	}
+	cfg.OpenStore = func(ctx context.Context, dataDir, databaseURL string) (store.Store, error) {
+		return openStore(ctx, dbFlags{dataDir: dataDir, databaseURL: databaseURL})
+	}
+	cfg.Log = stderr
+
+	report, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		err = report.WriteJSON(stdout)
+	} else {
+		err = report.WriteTable(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if !report.OK {
+		return errors.New("bench: a correctness gate failed (see FAILED above)")
+	}
+	return nil
+}
+
+// parseCounts reads a comma-separated list of non-negative integers, which
+// may end in k or M (thousands, millions); "" is nil (the default).
+func parseCounts[T int | int64](name, s string) ([]T, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []T
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		mult := int64(1)
+		switch {
+		case strings.HasSuffix(f, "k"):
+			f, mult = strings.TrimSuffix(f, "k"), 1_000
+		case strings.HasSuffix(f, "M"):
+			f, mult = strings.TrimSuffix(f, "M"), 1_000_000
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n < 0 {
+			return nil, usagef("--%s: %q is not a non-negative integer", name, f)
+		}
+		out = append(out, T(n*mult))
+	}
+	return out, nil
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dripfaucet/drip/internal/bench"
+	"github.com/dripfaucet/drip/internal/store/storetest"
+)
+
+// TestBenchShort runs drip bench --short, the CI mode, end to end: the real
+// binary starts a real drip serve, drives every scenario, and checks its
+// gates. The figures are only checked for sanity (no timings are asserted):
+// every run measured something, and every reply is counted under a status.
+func TestBenchShort(t *testing.T) {
+	t.Parallel()
+	engines := map[string][]string{"sqlite": nil}
+	if u := os.Getenv(storetest.PostgresEnv); u != "" {
+		engines["postgres"] = []string{"--database-url", u} // bench makes and drops its own schema
+	} else {
+		t.Logf("%s not set: drip bench --short runs on SQLite only", storetest.PostgresEnv)
+	}
+	for engine, dbArgs := range engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(dripBin, append([]string{"bench", "--short", "--json"}, dbArgs...)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("drip bench --short: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			var rep bench.Report
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("output is not a report: %v\n%s", err, stdout.String())
+			}
+			checkShortReport(t, engine, &rep)
+		})
+	}
+}
+
+func checkShortReport(t *testing.T, engine string, rep *bench.Report) {
+	t.Helper()
+	if rep.Engine != engine || !rep.OK {
+		t.Errorf("engine %q ok %v; want %q and ok", rep.Engine, rep.OK, engine)
+	}
+	wantUnavailable := []bench.Unavailable{
+		{Scenario: "v2-idempotent", Reason: "not available until v2 (issue 3)"},
+		{Scenario: "retry-storm", Reason: "not available until v2 (issue 3)"},
+	}
+	if diff := cmp.Diff(wantUnavailable, rep.Unavailable); diff != "" {
+		t.Errorf("unavailable scenarios (-want +got):\n%s", diff)
+	}
+	var gates []string
+	for _, g := range rep.Gates {
+		gates = append(gates, g.Name+": "+g.Status)
+	}
+	if diff := cmp.Diff([]string{"drip serve stopped cleanly on SIGTERM: pass", "drip admin reconcile: pass"}, gates); diff != "" {
+		t.Errorf("final gates (-want +got):\n%s", diff)
+	}
+
+	// Every scenario ran closed at 1 and 8, then open at 50% of its peak.
+	var got []string
+	for _, run := range rep.Runs {
+		got = append(got, fmt.Sprintf("%s %s %d%%", run.Scenario, run.Mode, run.RatePercent))
+	}
+	var want []string
+	for _, sc := range []string{"hot", "spread", "over-limit", "run-dry", "mixed"} {
+		want = append(want, sc+" closed 0%", sc+" closed 0%", sc+" open 50%")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("runs (-want +got):\n%s", diff)
+	}
+	if len(rep.Ceiling) != 2 || rep.Ceiling[0].Concurrency != 1 || rep.Ceiling[1].Concurrency != 8 {
+		t.Errorf("ceiling runs: %+v; want concurrency 1 and 8", rep.Ceiling)
+	}
+
+	sendStatuses := map[string][]string{"over-limit": {"200", "450"}, "run-dry": {"200", "402"}}
+	for _, run := range slices.Concat(rep.Ceiling, rep.Runs) {
+		name := fmt.Sprintf("%s %s c=%d", run.Scenario, run.Mode, run.Concurrency)
+		var counted int64
+		for status, n := range run.Statuses {
+			counted += n
+			allowed := sendStatuses[run.Scenario]
+			if allowed == nil {
+				allowed = []string{"200"}
+			}
+			if !slices.Contains(allowed, status) {
+				t.Errorf("%s: %d replies of status %s", name, n, status)
+			}
+		}
+		if counted != run.Replies || run.Replies == 0 || run.RepliesPerS <= 0 {
+			t.Errorf("%s: %d replies, %d counted by status, %.0f/s; want every reply counted, and some", name, run.Replies, counted, run.RepliesPerS)
+		}
+		l := run.Latency
+		if l.N != int(run.Replies) || l.P50 <= 0 || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.Max {
+			t.Errorf("%s: latency %+v over %d replies; want ordered positive percentiles of every reply", name, l, run.Replies)
+		}
+		if run.RSSMaxMB <= 0 || run.CeilingRatio <= 0 {
+			t.Errorf("%s: RSS %.1f MB, ceiling ratio %.2f; want both positive", name, run.RSSMaxMB, run.CeilingRatio)
+		}
+		if run.Scenario != "ceiling" && run.Scenario != "run-dry" && run.Payouts == 0 {
+			t.Errorf("%s: no payouts measured", name)
+		}
+		var names []string
+		for _, g := range run.Gates {
+			names = append(names, g.Name)
+			if g.Status == "fail" {
+				t.Errorf("%s: gate %q failed: %s", name, g.Name, g.Detail)
+			}
+		}
+		if run.Scenario == "ceiling" {
+			continue
+		}
+		for _, want := range []string{
+			"every reply has an expected status", "paid sends = new payout rows", "faucet debits = recipient credits = paid amounts",
+			"no negative balance", "acknowledged payout ids distinct", "drip admin reconcile", "server logged no error",
+		} {
+			if !slices.Contains(names, want) {
+				t.Errorf("%s: no gate %q among %q", name, want, names)
+			}
+		}
+		if i := slices.Index(names, "payouts = distinct idempotency keys"); i < 0 || run.Gates[i].Status != "n/a" {
+			t.Errorf("%s: the idempotency gate must be listed as n/a until v2: %+v", name, run.Gates)
+		}
+	}
+}
+
+func TestBenchRefusesBadFlags(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown scenario", []string{"--scenarios", "hot,cold"}, `no scenario "cold"`},
+		{"bad concurrency", []string{"--concurrency", "1,x"}, `--concurrency: "x"`},
+		{"negative growth size", []string{"--growth-sizes", "0,-5"}, `--growth-sizes: "-5"`},
+		{"not postgres", []string{"--database-url", "mysql://x"}, "postgres://"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			cmd := exec.Command(dripBin, append([]string{"bench"}, c.args...)...)
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != 2 {
+				t.Fatalf("exit %v, want exit code 2 (usage)", err)
+			}
+			if !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("stderr %q, want it to mention %q", stderr.String(), c.want)
+			}
+		})
+	}
+}
+
+func TestParseCountsReadsSuffixes(t *testing.T) {
+	t.Parallel()
+	got, err := parseCounts[int64]("growth-sizes", "0, 1M,10M,2k,7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int64{0, 1_000_000, 10_000_000, 2_000, 7}, got); diff != "" {
+		t.Errorf("parseCounts (-want +got):\n%s", diff)
+	}
+	if got, err := parseCounts[int]("concurrency", ""); got != nil || err != nil {
+		t.Errorf("empty list: %v, %v; want nil (the defaults)", got, err)
+	}
+}

@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// op is the kind of a request.
+type op uint8
+
+const (
+	opSend op = iota
+	opPayouts
+	opBalance
+	opNoop
+)
+
+var opNames = [...]string{opSend: "send", opPayouts: "payouts", opBalance: "getbalance", opNoop: "noop"}
+
+func (o op) String() string { return opNames[o] }
+
+// request is one v1 call: a form-encoded POST.
+type request struct {
+	op   op
+	path string
+	body string
+}
+
+// Reply statuses that are not v1 statuses.
+const (
+	statusTransport = -1 // no reply: connection or timeout error
+	statusGarbled   = -2 // a reply without a readable v1 status
+)
+
+// client is the bench's HTTP client: keep-alive connections, as many idle
+// ones kept as requests may be in flight, so no request pays for a dial.
+type client struct {
+	http *http.Client
+	base string
+}
+
+func newClient(base string, inFlight int) *client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        inFlight,
+		MaxIdleConnsPerHost: inFlight,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &client{http: &http.Client{Transport: tr, Timeout: 60 * time.Second}, base: base}
+}
+
+func (c *client) close() { c.http.CloseIdleConnections() }
+
+// do sends r and returns the reply's v1 status, and the payout_id of a
+// paid send.
+func (c *client) do(ctx context.Context, r request) (status int, payoutID int64) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+r.path, strings.NewReader(r.body))
+	if err != nil {
+		return statusTransport, 0
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return statusTransport, 0
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return statusTransport, 0
+	}
+	return parseReply(body)
+}
+
+var (
+	statusPrefix = []byte(`{"status":`)
+	payoutIDKey  = []byte(`"payout_id":`)
+)
+
+// parseReply reads a v1 reply's status and payout_id. v1 writes status
+// first, so the common case is read without decoding the whole body.
+func parseReply(body []byte) (status int, payoutID int64) {
+	if rest, ok := bytes.CutPrefix(body, statusPrefix); ok {
+		if n, ok := leadingInt(rest); ok {
+			if i := bytes.Index(rest, payoutIDKey); i >= 0 {
+				payoutID, _ = leadingInt(rest[i+len(payoutIDKey):])
+			}
+			return int(n), payoutID
+		}
+	}
+	var v struct {
+		Status   *int  `json:"status"`
+		PayoutID int64 `json:"payout_id"`
+	}
+	if json.Unmarshal(body, &v) != nil || v.Status == nil {
+		return statusGarbled, 0
+	}
+	return *v.Status, v.PayoutID
+}
+
+func leadingInt(b []byte) (int64, bool) {
+	end := 0
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	n, err := strconv.ParseInt(string(b[:end]), 10, 64)
+	return n, err == nil
+}
+
+// sample is one request's outcome.
+type sample struct {
+	seq      uint64
+	op       op
+	warm     bool // sent during the warm-up
+	status   int
+	payoutID int64
+	latency  time.Duration
+}
+
+// outcome is what a driver saw in one run.
+type outcome struct {
+	samples []sample
+	// measured is the time from the start of the measurement to the last
+	// measured reply: the denominator of the rates.
+	measured time.Duration
+	// dropped counts requests an open loop scheduled but never sent,
+	// because the server fell more than a whole duration behind.
+	dropped int64
+}
+
+// generator returns the request of sequence number seq; warm tells whether
+// it is sent during the warm-up. It must be safe for concurrent use.
+type generator func(seq uint64, warm bool) request
+
+// phases are a run's warm-up and measurement.
+type phases struct {
+	warmup, duration time.Duration
+	// atMeasure runs when the measurement starts (the CPU reading); the
+	// driver returns only after it has run.
+	atMeasure func()
+}
+
+// measureAt runs p.atMeasure at t and returns a channel closed once it has.
+func (p phases) measureAt(t time.Time) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Until(t))
+		p.atMeasure()
+	}()
+	return done
+}
+
+// recorder gathers the samples of one worker.
+type recorder struct {
+	samples  []sample
+	lastDone time.Time // of the measured requests
+}
+
+func merge(recs []*recorder, measureStart time.Time) *outcome {
+	o := &outcome{}
+	var last time.Time
+	for _, r := range recs {
+		o.samples = append(o.samples, r.samples...)
+		if r.lastDone.After(last) {
+			last = r.lastDone
+		}
+	}
+	if last.After(measureStart) {
+		o.measured = last.Sub(measureStart)
+	}
+	return o
+}
+
+// closedLoop runs conc workers that each send their next request as soon
+// as the previous reply arrives. Latency is from send to reply.
+func closedLoop(ctx context.Context, c *client, next generator, conc int, p phases) *outcome {
+	var seq atomic.Uint64
+	start := time.Now()
+	measureStart, end := start.Add(p.warmup), start.Add(p.warmup+p.duration)
+	measuring := p.measureAt(measureStart)
+	defer func() { <-measuring }()
+	recs := make([]*recorder, conc)
+	var wg sync.WaitGroup
+	for w := range recs {
+		rec := &recorder{}
+		recs[w] = rec
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				sent := time.Now()
+				if !sent.Before(end) {
+					return
+				}
+				warm := sent.Before(measureStart)
+				s := sample{seq: seq.Add(1) - 1, warm: warm}
+				r := next(s.seq, warm)
+				s.op = r.op
+				s.status, s.payoutID = c.do(ctx, r)
+				done := time.Now()
+				s.latency = done.Sub(sent)
+				if !warm {
+					rec.lastDone = done
+				}
+				rec.samples = append(rec.samples, s)
+			}
+		}()
+	}
+	wg.Wait()
+	return merge(recs, measureStart)
+}
+
+// openLoop sends requests at a fixed arrival rate (requests per second),
+// whatever the server's pace, from up to workers requests in flight.
+// Latency is from each request's scheduled time, so a server that falls
+// behind shows it in the latency instead of slowing the schedule
+// (no coordinated omission).
+func openLoop(ctx context.Context, c *client, next generator, rate float64, workers int, p phases) *outcome {
+	interval := time.Duration(float64(time.Second) / rate)
+	if interval <= 0 {
+		interval = 1
+	}
+	total := uint64((p.warmup + p.duration) / interval)
+	start := time.Now().Add(time.Millisecond)
+	measureStart := start.Add(p.warmup)
+	giveUp := measureStart.Add(2 * p.duration)
+	measuring := p.measureAt(measureStart)
+	defer func() { <-measuring }()
+	var idx, sent atomic.Uint64
+	recs := make([]*recorder, workers)
+	var wg sync.WaitGroup
+	for w := range recs {
+		rec := &recorder{}
+		recs[w] = rec
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := idx.Add(1) - 1
+				if i >= total {
+					return
+				}
+				at := start.Add(time.Duration(i) * interval)
+				if d := time.Until(at); d > 0 {
+					time.Sleep(d)
+				} else if time.Now().After(giveUp) {
+					return
+				}
+				sent.Add(1)
+				warm := at.Before(measureStart)
+				r := next(i, warm)
+				s := sample{seq: i, op: r.op, warm: warm}
+				s.status, s.payoutID = c.do(ctx, r)
+				done := time.Now()
+				s.latency = done.Sub(at)
+				if !warm {
+					rec.lastDone = done
+				}
+				rec.samples = append(rec.samples, s)
+			}
+		}()
+	}
+	wg.Wait()
+	o := merge(recs, measureStart)
+	o.dropped = int64(total - sent.Load())
+	return o
+}

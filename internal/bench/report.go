@@ -1,0 +1,309 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Report is the outcome of a bench: one Result per line of the table.
+type Report struct {
+	Engine   string   `json:"engine"`
+	Machine  Machine  `json:"machine"`
+	Settings Settings `json:"settings"`
+	// Ceiling holds the no-op runs, one per concurrency.
+	Ceiling     []*Result     `json:"ceiling"`
+	Runs        []*Result     `json:"runs"`
+	Growth      []*Result     `json:"growth,omitempty"`
+	Unavailable []Unavailable `json:"unavailable"`
+	// Gates are the checks of the bench as a whole, after the last run.
+	Gates []Gate `json:"gates"`
+	// OK is true when no gate of any run failed.
+	OK bool `json:"ok"`
+}
+
+// Machine describes where the bench ran.
+type Machine struct {
+	CPUs     int    `json:"cpus"`
+	CPUModel string `json:"cpu_model,omitempty"`
+	MemoryMB int64  `json:"memory_mb,omitempty"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+}
+
+// Settings are the figures the bench ran with.
+type Settings struct {
+	WarmupS       float64  `json:"warmup_s"`
+	DurationS     float64  `json:"duration_s"`
+	Concurrency   []int    `json:"concurrency"`
+	RatePercents  []int    `json:"rate_percents"`
+	Recipients    int      `json:"recipients"`
+	SpreadFaucets int      `json:"spread_faucets"`
+	DryPayouts    int64    `json:"dry_payouts"`
+	ServeArgs     []string `json:"serve_args"`
+	Short         bool     `json:"short"`
+}
+
+// Unavailable is a scenario the bench cannot run yet.
+type Unavailable struct {
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
+}
+
+// Result is one measured run.
+type Result struct {
+	Scenario string `json:"scenario"`
+	// Mode is "closed" (each worker waits for its reply) or "open" (a fixed
+	// arrival rate, latency counted from each request's scheduled time).
+	Mode        string  `json:"mode"`
+	Concurrency int     `json:"concurrency"` // open: the most requests in flight
+	RatePercent int     `json:"rate_percent,omitempty"`
+	TargetRate  float64 `json:"target_rate,omitempty"` // open: requests/s
+	// Stored is, in the growth run, how many payouts were bulk-loaded before it.
+	Stored *int64 `json:"stored_payouts,omitempty"`
+
+	Replies      int64   `json:"replies"` // measured
+	Payouts      int64   `json:"payouts"` // measured sends answered 200
+	PayoutsPerS  float64 `json:"payouts_per_s"`
+	RepliesPerS  float64 `json:"replies_per_s"`
+	CeilingRatio float64 `json:"ceiling_ratio"`
+	// Latency is over every measured request, in milliseconds; ByOp splits
+	// it by kind of request.
+	Latency  Latency            `json:"latency_ms"`
+	ByOp     map[string]Latency `json:"latency_by_op_ms"`
+	Statuses map[string]int64   `json:"statuses"` // measured replies by v1 status ("error": no reply)
+	Dropped  int64              `json:"dropped,omitempty"`
+
+	RSSMaxMB        float64 `json:"rss_max_mb"`
+	CPUSeconds      float64 `json:"cpu_s"`
+	CPUPer1kPayouts float64 `json:"cpu_s_per_1k_payouts"`
+
+	Gates []Gate `json:"gates"`
+}
+
+// Latency holds percentiles in milliseconds.
+type Latency struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func newReport(cfg Config, engine string) *Report {
+	return &Report{
+		Engine:  engine,
+		Machine: machine(),
+		Settings: Settings{
+			WarmupS: cfg.Warmup.Seconds(), DurationS: cfg.Duration.Seconds(),
+			Concurrency: cfg.Concurrency, RatePercents: cfg.RatePercents,
+			Recipients: cfg.Recipients, SpreadFaucets: cfg.SpreadFaucets, DryPayouts: cfg.DryPayouts,
+			ServeArgs: append([]string{}, cfg.ServeArgs...), Short: cfg.Short,
+		},
+		Unavailable: []Unavailable{},
+	}
+}
+
+func (r *Report) addGate(g Gate) { r.Gates = append(r.Gates, g) }
+
+// finish sets OK from every gate.
+func (r *Report) finish() {
+	r.OK = true
+	for _, g := range r.allGates() {
+		if g.Status == "fail" {
+			r.OK = false
+		}
+	}
+}
+
+func (r *Report) allGates() []Gate {
+	gs := slices.Clone(r.Gates)
+	for _, run := range r.all() {
+		gs = append(gs, run.Gates...)
+	}
+	return gs
+}
+
+func (r *Report) all() []*Result {
+	return slices.Concat(r.Ceiling, r.Runs, r.Growth)
+}
+
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				m.MemoryMB = kb * 1024 / 1e6
+			}
+		}
+	}
+	return m
+}
+
+// summarize computes a run's figures from its measured samples.
+func summarize(o *outcome, spec runSpec) *Result {
+	run := &Result{
+		Scenario: spec.scenario, Mode: spec.mode, Concurrency: spec.concurrency,
+		RatePercent: spec.ratePercent, TargetRate: math.Round(spec.rate),
+		Statuses: map[string]int64{}, ByOp: map[string]Latency{}, Dropped: o.dropped,
+	}
+	var all []time.Duration
+	byOp := map[op][]time.Duration{}
+	for _, s := range o.samples {
+		if s.warm {
+			continue
+		}
+		run.Replies++
+		run.Statuses[statusName(s.status)]++
+		if s.op == opSend && s.status == 200 {
+			run.Payouts++
+		}
+		all = append(all, s.latency)
+		byOp[s.op] = append(byOp[s.op], s.latency)
+	}
+	run.Latency = percentiles(all)
+	for o, ls := range byOp {
+		run.ByOp[o.String()] = percentiles(ls)
+	}
+	if secs := o.measured.Seconds(); secs > 0 {
+		run.PayoutsPerS = float64(run.Payouts) / secs
+		run.RepliesPerS = float64(run.Replies) / secs
+	}
+	return run
+}
+
+// percentiles returns nearest-rank percentiles of ls in milliseconds.
+func percentiles(ls []time.Duration) Latency {
+	if len(ls) == 0 {
+		return Latency{}
+	}
+	slices.Sort(ls)
+	at := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(ls)))) - 1
+		return ms(ls[max(0, min(i, len(ls)-1))])
+	}
+	return Latency{N: len(ls), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms(ls[len(ls)-1])}
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())) / 1000 }
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report as a table, one line per run, and the
+// details of any gate that failed.
+func (r *Report) WriteTable(w io.Writer) error {
+	m := r.Machine
+	fmt.Fprintf(w, "drip bench: %s, %d CPUs (%s), %d MB memory, %s %s; warm-up %gs, %gs measured per run\n",
+		r.Engine, m.CPUs, m.CPUModel, m.MemoryMB, m.Go, m.OS, r.Settings.WarmupS, r.Settings.DurationS)
+	if len(r.Settings.ServeArgs) > 0 {
+		fmt.Fprintf(w, "serve flags: %s\n", strings.Join(r.Settings.ServeArgs, " "))
+	}
+	fmt.Fprintln(w)
+	const head = "%-22s %-9s %4s %9s %9s %7s %8s %8s %8s %8s %7s %8s  %-28s %s\n"
+	fmt.Fprintf(w, head, "scenario", "loop", "c", "payouts/s", "replies/s", "ceiling", "p50 ms", "p90 ms", "p99 ms", "max ms", "RSS MB", "CPU/1k", "replies by status", "gates")
+	for _, run := range r.all() {
+		cpu := "-"
+		if run.CPUPer1kPayouts > 0 {
+			cpu = fmt.Sprintf("%.3f", run.CPUPer1kPayouts)
+		}
+		ratio := "-"
+		if run.CeilingRatio > 0 {
+			ratio = fmt.Sprintf("%.2f", run.CeilingRatio)
+		}
+		fmt.Fprintf(w, "%-22s %-9s %4d %9.0f %9.0f %7s %8.2f %8.2f %8.2f %8.2f %7.1f %8s  %-28s %s\n",
+			run.label(), run.loop(), run.Concurrency, run.PayoutsPerS, run.RepliesPerS, ratio,
+			run.Latency.P50, run.Latency.P90, run.Latency.P99, run.Latency.Max, run.RSSMaxMB, cpu,
+			statusText(run.Statuses, run.Dropped), gateSummary(run.Gates))
+	}
+	for _, u := range r.Unavailable {
+		fmt.Fprintf(w, "%-22s %s\n", u.Scenario, u.Reason)
+	}
+	fmt.Fprintf(w, "\nceiling: replies/s over the no-op endpoint's at the same concurrency (open loops: at the largest)."+
+		"\nCPU/1k: server CPU seconds per 1,000 payouts. Open loops: latency from each request's scheduled time.\n")
+	fmt.Fprintf(w, "gates of every run: expected statuses, paid sends = new payout rows, faucet debits = recipient credits,\n"+
+		"no negative balance, payout ids distinct, drip admin reconcile, no server error; %s: %s.\n",
+		idempotencyGate.Name, idempotencyGate.Detail)
+	for _, g := range r.Gates {
+		fmt.Fprintf(w, "%s: %s\n", g.Name, g.Status)
+	}
+	for _, run := range r.all() {
+		for _, g := range run.Gates {
+			if g.Status == "fail" {
+				fmt.Fprintf(w, "FAILED %s %s c=%d: %s: %s\n", run.label(), run.loop(), run.Concurrency, g.Name, g.Detail)
+			}
+		}
+	}
+	for _, g := range r.Gates {
+		if g.Status == "fail" {
+			fmt.Fprintf(w, "FAILED %s: %s\n", g.Name, g.Detail)
+		}
+	}
+	if r.OK {
+		fmt.Fprintln(w, "all gates passed")
+	} else {
+		fmt.Fprintln(w, "SOME GATES FAILED")
+	}
+	return nil
+}
+
+func (run *Result) label() string {
+	if run.Stored != nil {
+		return fmt.Sprintf("growth %s %s", humanCount(*run.Stored), run.Scenario)
+	}
+	return run.Scenario
+}
+
+func (run *Result) loop() string {
+	if run.Mode == "open" {
+		return fmt.Sprintf("open %d%%", run.RatePercent)
+	}
+	return "closed"
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e6 && n%1e6 == 0:
+		return fmt.Sprintf("%dM", n/1e6)
+	case n >= 1e3 && n%1e3 == 0:
+		return fmt.Sprintf("%dk", n/1e3)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// statusText is "200:1234 450:300", in status order.
+func statusText(m map[string]int64, dropped int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys)+1)
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s:%d", k, m[k]))
+	}
+	if dropped > 0 {
+		parts = append(parts, fmt.Sprintf("dropped:%d", dropped))
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,284 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/dripfaucet/drip/internal/drip"
+)
+
+// Scenarios are the scenarios of issue 5, in its order.
+var Scenarios = []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed"}
+
+// unavailable are the scenarios that need the v2 interface (idempotency
+// keys), which does not exist yet. They are listed, never faked.
+var unavailable = map[string]string{
+	"v2-idempotent": "not available until v2 (issue 3)",
+	"retry-storm":   "not available until v2 (issue 3)",
+}
+
+// ScenarioHelp describes the scenarios for drip bench -h.
+const ScenarioHelp = `hot: one faucet paying the recipients round-robin
+spread: many faucets, each with its own key, paying the recipients
+over-limit: an owner per-recipient send limit refuses about 20% of sends (status 450)
+run-dry: a faucet funded for a fixed number of payouts paid until empty, then 402
+mixed: 70% sends, 20% /payouts count=100, 10% /getbalance on one faucet
+v2-idempotent, retry-storm: not available until v2 (issue 3)`
+
+// scenario is a workload the bench measures.
+type scenario struct {
+	name string
+	// sendStatuses are the statuses a send may get in this scenario; reads
+	// must always get 200.
+	sendStatuses []int
+	setup        func(ctx context.Context, b *bench) error
+	// begin prepares one run that may send up to about expect requests.
+	begin func(ctx context.Context, b *bench, expect int64) (*workload, error)
+}
+
+// workload is one run of a scenario.
+type workload struct {
+	next generator
+	// faucets are those the run pays from, whose payouts the gates count.
+	faucets []*faucetFix
+	// check adds the scenario's own gates, once the run is over.
+	check func(ctx context.Context, o *outcome) []Gate
+}
+
+// selectScenarios returns the runnable scenarios among names, and lists
+// the others in the report as unavailable.
+func selectScenarios(names []string, rep *Report) []*scenario {
+	var out []*scenario
+	for _, name := range names {
+		if why, ok := unavailable[name]; ok {
+			rep.Unavailable = append(rep.Unavailable, Unavailable{Scenario: name, Reason: why})
+			continue
+		}
+		out = append(out, newScenario(name))
+	}
+	return out
+}
+
+func newScenario(name string) *scenario {
+	switch name {
+	case "hot":
+		return hotScenario()
+	case "spread":
+		return spreadScenario()
+	case "over-limit":
+		return overLimitScenario()
+	case "run-dry":
+		return runDryScenario()
+	case "mixed":
+		return mixedScenario()
+	}
+	panic("bench: no scenario " + name) // validate rejects unknown names
+}
+
+// hotScenario is one faucet, one hot balance row, paying every recipient in turn.
+func hotScenario() *scenario {
+	var f *faucetFix
+	return &scenario{
+		name: "hot", sendStatuses: []int{200},
+		setup: func(ctx context.Context, b *bench) (err error) {
+			f, err = b.fix.faucet(ctx, "hot", funding)
+			return err
+		},
+		begin: func(ctx context.Context, b *bench, _ int64) (*workload, error) {
+			return hotWorkload(b, f), nil
+		},
+	}
+}
+
+func hotWorkload(b *bench, f *faucetFix) *workload {
+	rs := b.fix.recipients
+	return &workload{
+		faucets: []*faucetFix{f},
+		next:    func(seq uint64, _ bool) request { return f.send(rs[seq%uint64(len(rs))]) },
+	}
+}
+
+// spreadScenario spreads the sends over many faucets, each its own row.
+func spreadScenario() *scenario {
+	var fs []*faucetFix
+	return &scenario{
+		name: "spread", sendStatuses: []int{200},
+		setup: func(ctx context.Context, b *bench) error {
+			for range b.cfg.SpreadFaucets {
+				f, err := b.fix.faucet(ctx, "spread", funding)
+				if err != nil {
+					return err
+				}
+				fs = append(fs, f)
+			}
+			return nil
+		},
+		begin: func(ctx context.Context, b *bench, _ int64) (*workload, error) {
+			rs := b.fix.recipients
+			return &workload{
+				faucets: fs,
+				next: func(seq uint64, _ bool) request {
+					return fs[seq%uint64(len(fs))].send(rs[seq%uint64(len(rs))])
+				},
+			}, nil
+		},
+	}
+}
+
+// overLimitPer is how many consecutive sends go to one recipient of one
+// faucet whose owner allows overLimitPer-1 payouts per recipient: one in
+// overLimitPer (20%) is refused with 450.
+const overLimitPer = 5
+
+// overLimitScenario: every run gets new faucets with a per-recipient send
+// limit (D41), enough of them that no recipient is sent to more than
+// overLimitPer times by one faucet.
+func overLimitScenario() *scenario {
+	return &scenario{
+		name: "over-limit", sendStatuses: []int{200, 450},
+		setup: func(ctx context.Context, b *bench) error { return nil },
+		begin: func(ctx context.Context, b *bench, expect int64) (*workload, error) {
+			rs := b.fix.recipients
+			perFaucet := int64(overLimitPer * len(rs))
+			n := int(expect/perFaucet) + 1
+			coins, err := b.app.Coins.List(ctx)
+			if err != nil {
+				return nil, err
+			}
+			limit := []drip.Limit{{Coin: coin, Per: drip.PerRecipient, WindowSeconds: 7 * 86400, MaxCount: overLimitPer - 1}}
+			var fs []*faucetFix
+			for range n {
+				f, err := b.fix.faucet(ctx, "over-limit", funding)
+				if err != nil {
+					return nil, err
+				}
+				if f.f, err = b.app.Faucets.SetLimits(ctx, f.f.ID, limit, coins); err != nil {
+					return nil, err
+				}
+				fs = append(fs, f)
+			}
+			return &workload{
+				faucets: fs,
+				next: func(seq uint64, _ bool) request {
+					group := seq / overLimitPer
+					return fs[(group/uint64(len(rs)))%uint64(len(fs))].send(rs[group%uint64(len(rs))])
+				},
+				check: func(ctx context.Context, o *outcome) []Gate { return []Gate{overLimitGate(o, len(rs)*len(fs))} },
+			}, nil
+		},
+	}
+}
+
+// overLimitGate checks the send limit held exactly: of each group of
+// overLimitPer sends to one recipient of one faucet, min(sent, limit) paid.
+func overLimitGate(o *outcome, groups int) Gate {
+	type tally struct{ sent, paid int }
+	byGroup := map[uint64]*tally{}
+	for _, s := range o.samples {
+		g := (s.seq / overLimitPer) % uint64(groups)
+		t := byGroup[g]
+		if t == nil {
+			t = &tally{}
+			byGroup[g] = t
+		}
+		t.sent++
+		if s.status == 200 {
+			t.paid++
+		}
+	}
+	var bad []string
+	for g, t := range byGroup {
+		if t.paid != min(t.sent, overLimitPer-1) && len(bad) < 3 {
+			bad = append(bad, fmt.Sprintf("group %d: %d of %d sends paid", g, t.paid, t.sent))
+		}
+	}
+	return gateFrom(fmt.Sprintf("send limit: %d of every %d sends to a recipient paid", overLimitPer-1, overLimitPer),
+		len(bad) == 0, fmt.Sprint(bad))
+}
+
+// runDryScenario: each run gets a new faucet funded for DryPayouts and pays
+// from it until it is empty; the warm-up pays from a well-funded faucet.
+func runDryScenario() *scenario {
+	var warm *faucetFix
+	return &scenario{
+		name: "run-dry", sendStatuses: []int{200, 402},
+		setup: func(ctx context.Context, b *bench) (err error) {
+			warm, err = b.fix.faucet(ctx, "run-dry-warm-up", funding)
+			return err
+		},
+		begin: func(ctx context.Context, b *bench, _ int64) (*workload, error) {
+			funded := b.cfg.DryPayouts * amount
+			dry, err := b.fix.faucet(ctx, "run-dry", funded)
+			if err != nil {
+				return nil, err
+			}
+			rs := b.fix.recipients
+			return &workload{
+				faucets: []*faucetFix{warm, dry},
+				next: func(seq uint64, isWarm bool) request {
+					f := dry
+					if isWarm {
+						f = warm
+					}
+					return f.send(rs[seq%uint64(len(rs))])
+				},
+				check: func(ctx context.Context, o *outcome) []Gate {
+					left, err := b.app.Store.BalanceGet(ctx, dry.f.AccountID, coin)
+					if err != nil {
+						return []Gate{gateFrom("run-dry: paid until empty", false, err.Error())}
+					}
+					var paid, refused int64
+					for _, s := range o.samples {
+						switch {
+						case s.warm:
+						case s.status == 200:
+							paid++
+						case s.status == 402:
+							refused++
+						}
+					}
+					ok := paid*amount+left == funded && (refused == 0 || left < amount)
+					return []Gate{gateFrom("run-dry: paid until empty, then 402", ok,
+						fmt.Sprintf("funded %d, paid %d, refused %d, left %d", funded, paid*amount, refused, left))}
+				},
+			}, nil
+		},
+	}
+}
+
+// mixedScenario interleaves sends with the reads a faucet makes.
+func mixedScenario() *scenario {
+	var f *faucetFix
+	return &scenario{
+		name: "mixed", sendStatuses: []int{200},
+		setup: func(ctx context.Context, b *bench) (err error) {
+			f, err = b.fix.faucet(ctx, "mixed", funding)
+			return err
+		},
+		begin: func(ctx context.Context, b *bench, _ int64) (*workload, error) {
+			rs := b.fix.recipients
+			return &workload{
+				faucets: []*faucetFix{f},
+				next: func(seq uint64, _ bool) request {
+					switch seq % 10 {
+					case 7, 8:
+						return f.payouts()
+					case 9:
+						return f.balance()
+					default:
+						return f.send(rs[seq%uint64(len(rs))])
+					}
+				},
+			}, nil
+		},
+	}
+}
+
+// expected reports whether a reply's status belongs to the scenario.
+func (sc *scenario) expected(s sample) bool {
+	if s.op == opSend {
+		return slices.Contains(sc.sendStatuses, s.status)
+	}
+	return s.status == 200
+}
