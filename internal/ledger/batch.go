@@ -226,12 +226,6 @@ func (b *batcher) committedAnyway(ctx context.Context, results []outcome) bool {
 	return false
 }
 
-// balanceKey is one sender's holding of one coin.
-type balanceKey struct {
-	account int64
-	coin    string
-}
-
 // applyBatch applies payments in tx at time now and returns their outcomes.
 // Payments of a faucet with send limits go one by one (apply), since each
 // limit count must see the payouts before it. The others are decided here:
@@ -240,8 +234,8 @@ type balanceKey struct {
 // written in a few set-based statements, whatever its size (D5).
 func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
 	results := make([]outcome, len(payments))
-	groups := map[balanceKey][]int{}
-	var order []balanceKey
+	groups := map[store.BalanceKey][]int{}
+	var order []store.BalanceKey
 	for i, p := range payments {
 		if len(p.Faucet.Limits) > 0 {
 			receipt, refusal, err := l.apply(ctx, tx, p, now)
@@ -251,7 +245,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 			results[i] = outcome{receipt: receipt, refusal: refusal}
 			continue
 		}
-		k := balanceKey{p.Faucet.AccountID, p.Coin}
+		k := store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -264,11 +258,13 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	batch := &store.PayoutBatch{CreatedAt: now}
 	var paid []int
 	after := make(map[int]int64) // sender's balance after payment i
+	balances, err := tx.BalancesLock(ctx, order)
+	if err != nil {
+		return nil, err
+	}
+	debits := make(map[store.BalanceKey]int64, len(order))
 	for _, k := range order {
-		balance, err := tx.BalanceLock(ctx, k.account, k.coin)
-		if err != nil {
-			return nil, err
-		}
+		balance := balances[k]
 		var debit int64
 		for _, i := range groups[k] {
 			p := payments[i]
@@ -288,9 +284,12 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 			paid = append(paid, i)
 		}
 		if debit > 0 {
-			if _, err := tx.BalanceDebit(ctx, k.account, k.coin, debit); err != nil {
-				return nil, err // held above, so only a broken store gets here
-			}
+			debits[k] = debit
+		}
+	}
+	if len(debits) > 0 {
+		if err := tx.BalancesDebit(ctx, debits); err != nil {
+			return nil, err // held above, so only a broken store gets here
 		}
 	}
 
@@ -303,7 +302,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 		if err != nil {
 			return nil, err
 		}
-		credits := map[balanceKey]int64{}
+		credits := map[store.BalanceKey]int64{}
 		for j, i := range paid {
 			p := payments[i]
 			batch.Payouts = append(batch.Payouts, store.BatchPayout{
@@ -313,7 +312,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 				},
 				TransferID: transferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
 			})
-			credits[balanceKey{p.Recipient.AccountID, p.Coin}] += p.Amount
+			credits[store.BalanceKey{Account: p.Recipient.AccountID, Coin: p.Coin}] += p.Amount
 			ev, err := sentEvent(p, payoutIDs[j], now)
 			if err != nil {
 				return nil, err
@@ -323,16 +322,16 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 		}
 		// Credits in account order: concurrent batches lock shared
 		// recipient rows in the same order, so they cannot deadlock.
-		keys := make([]balanceKey, 0, len(credits))
+		keys := make([]store.BalanceKey, 0, len(credits))
 		for k := range credits {
 			keys = append(keys, k)
 		}
 		sort.Slice(keys, func(a, b int) bool {
-			return keys[a].account < keys[b].account || keys[a].account == keys[b].account && keys[a].coin < keys[b].coin
+			return keys[a].Account < keys[b].Account || keys[a].Account == keys[b].Account && keys[a].Coin < keys[b].Coin
 		})
 		for _, k := range keys {
-			batch.Credits = append(batch.Credits, drip.Balance{Coin: k.coin, Amount: credits[k]})
-			batch.CreditAccounts = append(batch.CreditAccounts, k.account)
+			batch.Credits = append(batch.Credits, drip.Balance{Coin: k.Coin, Amount: credits[k]})
+			batch.CreditAccounts = append(batch.CreditAccounts, k.Account)
 		}
 	}
 	if err := tx.PayoutsInsert(ctx, batch); err != nil {

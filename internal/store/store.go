@@ -109,10 +109,14 @@ type Tx interface {
 	BalanceCredit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error)
 	TransferInsert(ctx context.Context, t *Transfer) (int64, error)
 
-	// BalanceLock reads a balance and holds it for this transaction, so the
-	// ledger can decide a batch of debits before making them (0 when the
-	// account never held the coin).
-	BalanceLock(ctx context.Context, accountID int64, coin string) (int64, error)
+	// BalancesLock reads the balances of the given accounts and coins and
+	// holds them for this transaction, so the ledger can decide a batch of
+	// debits before making them. A balance never held is absent (zero).
+	BalancesLock(ctx context.Context, keys []BalanceKey) (map[BalanceKey]int64, error)
+	// BalancesDebit takes each (positive) amount from its balance. If any
+	// would go below zero it returns ErrInsufficientFunds, and the
+	// transaction must roll back: the others may have been taken.
+	BalancesDebit(ctx context.Context, debits map[BalanceKey]int64) error
 	// TransferIDsNext and PayoutIDsNext reserve n ids for PayoutsInsert.
 	TransferIDsNext(ctx context.Context, n int) ([]int64, error)
 	PayoutIDsNext(ctx context.Context, n int) ([]int64, error)
@@ -188,6 +192,12 @@ type Transfer struct {
 	Amount    int64
 	Kind      string // "deposit", "payout", ...
 	CreatedAt time.Time
+}
+
+// BalanceKey names one account's holding of one coin.
+type BalanceKey struct {
+	Account int64
+	Coin    string
 }
 
 // PayoutBatch is what PayoutsInsert writes.

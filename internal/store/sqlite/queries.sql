@@ -7,8 +7,16 @@ SELECT id FROM faucets WHERE id = $1;
 -- name: MigrationLock
 SELECT 1;
 
--- name: BalanceLock
-SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
+-- name: BalancesLock
+SELECT b.account_id, b.coin, b.amount
+FROM balances b JOIN json_each($1) AS r
+  ON b.account_id = r.value ->> 'account_id' AND b.coin = r.value ->> 'coin';
+
+-- name: BalancesDebit
+UPDATE balances SET amount = balances.amount - (r.value ->> 'amount')
+FROM json_each($1) AS r
+WHERE balances.account_id = r.value ->> 'account_id' AND balances.coin = r.value ->> 'coin'
+  AND balances.amount >= r.value ->> 'amount';
 
 -- With one writer, the next ids are those after the largest in use; rows
 -- of these tables are never deleted, so no id is ever reused.

@@ -3,19 +3,57 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-func (q *querier) BalanceLock(ctx context.Context, accountID int64, coin string) (int64, error) {
-	var amount int64
-	err := q.scanRow(ctx, q.q.BalanceLock, []any{accountID, coin}, &amount)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
+func (q *querier) BalancesLock(ctx context.Context, keys []store.BalanceKey) (map[store.BalanceKey]int64, error) {
+	rows := make([]creditRow, len(keys))
+	for i, k := range keys {
+		rows[i] = creditRow{AccountID: k.Account, Coin: k.Coin}
 	}
-	return amount, err
+	body, err := json.Marshal(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[store.BalanceKey]int64, len(keys))
+	err = q.list(ctx, q.q.BalancesLock, []any{string(body)}, func(r Rows) error {
+		var k store.BalanceKey
+		var amount int64
+		err := r.Scan(&k.Account, &k.Coin, &amount)
+		out[k] = amount
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) BalancesDebit(ctx context.Context, debits map[store.BalanceKey]int64) error {
+	rows := make([]creditRow, 0, len(debits))
+	for k, amount := range debits {
+		if amount <= 0 {
+			return fmt.Errorf("store: debit of %d: amount must be positive", amount)
+		}
+		rows = append(rows, creditRow{AccountID: k.Account, Coin: k.Coin, Amount: amount})
+	}
+	sort.Slice(rows, func(i, j int) bool { // one lock order for every writer
+		return rows[i].AccountID < rows[j].AccountID || rows[i].AccountID == rows[j].AccountID && rows[i].Coin < rows[j].Coin
+	})
+	body, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	n, err := q.exec(ctx, q.q.BalancesDebit, string(body))
+	if err != nil {
+		return err
+	}
+	if n != int64(len(rows)) {
+		// Some balance could not cover its debit. The caller's transaction
+		// must roll back: the debits that did apply are not undone here.
+		return store.ErrInsufficientFunds
+	}
+	return nil
 }
 
 func (q *querier) TransferIDsNext(ctx context.Context, n int) ([]int64, error) {

@@ -26,7 +26,7 @@ type queries struct {
 	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                         string
 	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists     string
 	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                    string
-	BalanceLock, TransferIDsNext, PayoutIDsNext                                  string
+	BalancesLock, BalancesDebit, TransferIDsNext, PayoutIDsNext                  string
 	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON string
 	EventInsert, EventList, RefusalInsert, RefusalCountOthers                    string
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       string

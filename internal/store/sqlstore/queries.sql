@@ -102,8 +102,17 @@ INSERT INTO balances (account_id, coin, amount) VALUES ($1, $2, $3)
 ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount
 RETURNING amount;
 
--- name: BalanceLock
-SELECT amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
+-- name: BalancesLock
+SELECT b.account_id, b.coin, b.amount
+FROM balances b JOIN jsonb_to_recordset($1::jsonb) AS r(account_id BIGINT, coin TEXT)
+  ON b.account_id = r.account_id AND b.coin = r.coin
+ORDER BY b.account_id, b.coin
+FOR UPDATE OF b;
+
+-- name: BalancesDebit
+UPDATE balances b SET amount = b.amount - r.amount
+FROM jsonb_to_recordset($1::jsonb) AS r(account_id BIGINT, coin TEXT, amount BIGINT)
+WHERE b.account_id = r.account_id AND b.coin = r.coin AND b.amount >= r.amount;
 
 -- Batch writes take their rows as one JSON array parameter, so a batch of
 -- any size is one statement; the JSON functions are each engine's own.

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"PayoutListNewestFirstWithCoinAndLimit", testPayoutList},
 		{"PayoutWindowCounts", testPayoutWindow},
 		{"PayoutBulkLoadPaysRoundRobinAndReconciles", testPayoutBulkLoad},
+		{"BalancesLockAndDebit", testBalancesLockAndDebit},
 		{"EventInsertAndList", testEvents},
 		{"RefusalCountOthersCountsDistinctOtherFaucets", testRefusalCountOthers},
 		{"TransactCommitsOnNil", testTransactCommits},
@@ -1435,5 +1436,50 @@ func testPayoutBulkLoad(t *testing.T, st store.Store) {
 	}
 	if report := reconcile(t, st); report != "" {
 		t.Errorf("after a refused bulk load: %s; want clean", report)
+	}
+}
+
+// The ledger's batch path (D5): balances read and held for a set of
+// accounts, then debited together.
+func testBalancesLockAndDebit(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	a, b := newUser(t, st, "alpha"), newUser(t, st, "beta")
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		for _, c := range []struct {
+			acct   int64
+			coin   string
+			amount int64
+		}{{a.AccountID, "BTC", 100}, {a.AccountID, "DOGE", 7}, {b.AccountID, "BTC", 50}} {
+			if _, err := tx.BalanceCredit(ctx, c.acct, c.coin, c.amount); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ka, kaDoge, kb := store.BalanceKey{Account: a.AccountID, Coin: "BTC"}, store.BalanceKey{Account: a.AccountID, Coin: "DOGE"}, store.BalanceKey{Account: b.AccountID, Coin: "BTC"}
+	never := store.BalanceKey{Account: b.AccountID, Coin: "LTC"}
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		got, err := tx.BalancesLock(ctx, []store.BalanceKey{ka, kb, never})
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(map[store.BalanceKey]int64{ka: 100, kb: 50}, got); diff != "" {
+			t.Errorf("BalancesLock (-want +got):\n%s", diff)
+		}
+		return tx.BalancesDebit(ctx, map[store.BalanceKey]int64{ka: 60, kb: 50})
+	})
+	for k, want := range map[store.BalanceKey]int64{ka: 40, kaDoge: 7, kb: 0} {
+		if got, _ := st.BalanceGet(ctx, k.Account, k.Coin); got != want {
+			t.Errorf("balance %+v = %d, want %d", k, got, want)
+		}
+	}
+	err := try(st, func(ctx context.Context, tx store.Tx) error {
+		return tx.BalancesDebit(ctx, map[store.BalanceKey]int64{ka: 10, kb: 1})
+	})
+	if !errors.Is(err, store.ErrInsufficientFunds) {
+		t.Errorf("debit beyond a balance: err = %v, want ErrInsufficientFunds", err)
+	}
+	if got, _ := st.BalanceGet(ctx, a.AccountID, "BTC"); got != 40 {
+		t.Errorf("after the refused debit (rolled back) alpha holds %d, want 40", got)
 	}
 }
