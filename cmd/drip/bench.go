@@ -33,6 +33,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	growthSizes := fs.String("growth-sizes", "", "payouts stored before each growth step (default 0,1M,10M; --short 0,2000)")
 	batchMax := fs.String("batch-max", "", "passed to drip serve as --batch-max when given")
 	batchWait := fs.String("batch-wait", "", "passed to drip serve as --batch-wait when given")
+	serverProfile := fs.String("server-cpu-profile", "", "passed to drip serve as --cpu-profile: the server's CPU profile over the whole bench")
 	fs.BoolVar(&cfg.Short, "short", false, "CI mode: small figures, a few seconds in all; the gates are what counts")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	fs.Usage = func() {
@@ -74,6 +75,9 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *batchWait != "" {
 		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-wait", *batchWait)
+	}
+	if *serverProfile != "" {
+		cfg.ServeArgs = append(cfg.ServeArgs, "--cpu-profile", *serverProfile)
 	}
 	if cfg.Executable, err = os.Executable(); err != nil {
 		return err

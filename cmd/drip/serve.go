@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/app"
@@ -32,6 +33,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	batchWait := fs.Duration("batch-wait", 0, "how long a batch waits for more payouts before committing; 0: take what is queued")
 	batchWriters := fs.Int("batch-writers", 0, "transactions committing payouts at once, each for a shard of faucets; 0: engine default")
 	benchNoop := fs.Bool("bench-noop", false, "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
+	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for drip bench)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -46,6 +48,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	if *batchMax < 0 || *batchWait < 0 || *batchWriters < 0 {
 		return usagef("--batch-max, --batch-wait and --batch-writers must not be negative")
