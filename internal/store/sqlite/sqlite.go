@@ -13,9 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"runtime"
-	"strconv"
 	"sync"
-	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -34,11 +32,8 @@ var overrides string
 // pending migrations.
 func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	// synchronous=FULL: a commit is on disk before it is acknowledged.
-	// wal_autocheckpoint: the checkpointer below keeps the WAL short; the
-	// writer checkpoints inline only if it falls far behind.
 	pragmas := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
-		"wal_autocheckpoint(" + strconv.Itoa(inlineCheckpointPages) + ")",
 	}}
 	writer, err := sql.Open("sqlite", "file:"+path+"?"+pragmas.Encode()+"&_txlock=immediate")
 	if err != nil {
@@ -55,15 +50,7 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	}
 	reader.SetMaxOpenConns(max(4, 2*runtime.GOMAXPROCS(0)))
 	reader.SetMaxIdleConns(max(4, 2*runtime.GOMAXPROCS(0)))
-	checkpointer, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"_pragma": {"busy_timeout(10000)"}}.Encode())
-	if err != nil {
-		writer.Close()
-		reader.Close()
-		return nil, err
-	}
-	checkpointer.SetMaxOpenConns(1)
-	d := &driver{writer: writer, reader: reader, checkpointer: checkpointer,
-		wps: &prepared{db: writer}, rps: &prepared{db: reader}}
+	d := &driver{writer: writer, reader: reader, wps: &prepared{db: writer}, rps: &prepared{db: reader}}
 	db, err := sqlstore.Open(d)
 	if err != nil {
 		d.Close()
@@ -81,44 +68,12 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
 		}
 	}
-	d.stop, d.stopped = make(chan struct{}), make(chan struct{})
-	go d.checkpoint()
 	return db, nil
 }
 
 type driver struct {
 	writer, reader *sql.DB
 	wps, rps       *prepared
-	checkpointer   *sql.DB
-	stop, stopped  chan struct{} // nil until the checkpointer runs
-}
-
-const (
-	// checkpointEvery is how often the checkpointer copies the WAL into the
-	// database file. A PASSIVE checkpoint never waits for or blocks the
-	// writer, so a commit no longer pays for a checkpoint now and then
-	// (which showed as latency spikes on the payout path).
-	checkpointEvery = 200 * time.Millisecond
-	// inlineCheckpointPages is where the writer checkpoints by itself, if the
-	// checkpointer cannot keep up (about 40 MB of WAL).
-	inlineCheckpointPages = 10000
-)
-
-// checkpoint runs PASSIVE checkpoints until Close, then a last TRUNCATE one
-// so a closed database leaves an empty WAL behind.
-func (d *driver) checkpoint() {
-	defer close(d.stopped)
-	tick := time.NewTicker(checkpointEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-			_, _ = d.checkpointer.Exec("PRAGMA wal_checkpoint(PASSIVE)")
-		case <-d.stop:
-			_, _ = d.checkpointer.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
-			return
-		}
-	}
 }
 
 func (d *driver) Name() string           { return "sqlite" }
@@ -128,15 +83,7 @@ func (d *driver) QueryOverrides() string { return overrides }
 func (d *driver) Close() error {
 	d.wps.close()
 	d.rps.close()
-	err := errors.Join(d.writer.Close(), d.reader.Close())
-	if d.stop != nil {
-		close(d.stop)
-		select {
-		case <-d.stopped:
-		case <-time.After(10 * time.Second): // never hold a shutdown hostage
-		}
-	}
-	return errors.Join(err, d.checkpointer.Close())
+	return errors.Join(d.writer.Close(), d.reader.Close())
 }
 func (d *driver) Begin(ctx context.Context) (sqlstore.TxConn, error) {
 	tx, err := d.writer.BeginTx(ctx, nil)

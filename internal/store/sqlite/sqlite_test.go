@@ -170,39 +170,3 @@ func TestWALAndForeignKeys(t *testing.T) {
 		t.Errorf("BalanceCredit to a missing account: err = %v, want a foreign key error", err)
 	}
 }
-
-// TestBackgroundCheckpoint: while the store is open, a background
-// checkpointer copies committed writes from the WAL into the database file,
-// so the writer never pays for a checkpoint on the payout path.
-func TestBackgroundCheckpoint(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "drip.db")
-	st, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	for i := 0; i < 50; i++ { // far fewer pages than any inline checkpoint threshold
-		err := st.Transact(context.Background(), func(tx store.Tx) error {
-			_, err := tx.AccountCreate(context.Background(), "user", time.Now())
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// immutable=1 reads the database file alone, ignoring the WAL.
-	file, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	var n int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		file.SetMaxIdleConns(0) // a fresh connection each time: no cached pages
-		if err := file.QueryRow("SELECT COUNT(*) FROM accounts").Scan(&n); err == nil && n >= 52 {
-			return
-		}
-	}
-	t.Fatalf("the database file holds %d accounts after 5s, want the 52 committed: no checkpoint ran", n)
-}
