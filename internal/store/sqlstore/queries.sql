@@ -157,10 +157,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id;
 id, faucet_id, recipient_id, to_given, coin, amount, ip_address, referral, created_at
 
 -- name: PayoutList
-SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 ORDER BY id DESC LIMIT $2;
+SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2;
 
 -- name: PayoutListByCoin
-SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER BY id DESC LIMIT $3;
+SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER BY created_at DESC, id DESC LIMIT $3;
 
 -- name: PayoutExists
 SELECT COUNT(*) FROM payouts WHERE id = $1;
@@ -175,7 +175,7 @@ WHERE faucet_id = $1 AND recipient_id = $4 AND created_at >= $2 AND ($3 = '' OR 
 
 -- name: PayoutWindowIP
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
-WHERE faucet_id = $1 AND ip_address = $4 AND created_at >= $2 AND ($3 = '' OR coin = $3);
+WHERE faucet_id = $1 AND ip_address = $4 AND ip_address <> '' AND created_at >= $2 AND ($3 = '' OR coin = $3);
 
 -- name: PayoutBulkLoadBefore
 -- PayoutBulkLoad (drip bench's growth run) credits the faucet first, which
