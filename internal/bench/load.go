@@ -202,22 +202,27 @@ func closedLoop(ctx context.Context, c *client, next generator, conc int, p phas
 				if !sent.Before(end) {
 					return
 				}
+				i := seq.Add(1) - 1
 				warm := sent.Before(measureStart)
-				s := sample{seq: seq.Add(1) - 1, warm: warm}
-				r := next(s.seq, warm)
-				s.op = r.op
-				s.status, s.payoutID = c.do(ctx, r)
-				done := time.Now()
-				s.latency = done.Sub(sent)
-				if !warm {
-					rec.lastDone = done
-				}
-				rec.samples = append(rec.samples, s)
+				rec.send(ctx, c, next(i, warm), sample{seq: i, warm: warm}, sent)
 			}
 		}()
 	}
 	wg.Wait()
 	return merge(recs, measureStart)
+}
+
+// send makes request r and records its sample, with latency counted from
+// from: when it was sent (closed loop) or scheduled (open loop).
+func (rec *recorder) send(ctx context.Context, c *client, r request, s sample, from time.Time) {
+	s.op = r.op
+	s.status, s.payoutID = c.do(ctx, r)
+	done := time.Now()
+	s.latency = done.Sub(from)
+	if !s.warm {
+		rec.lastDone = done
+	}
+	rec.samples = append(rec.samples, s)
 }
 
 // openLoop sends requests at a fixed arrival rate (requests per second),
@@ -258,15 +263,7 @@ func openLoop(ctx context.Context, c *client, next generator, rate float64, work
 				}
 				sent.Add(1)
 				warm := at.Before(measureStart)
-				r := next(i, warm)
-				s := sample{seq: i, op: r.op, warm: warm}
-				s.status, s.payoutID = c.do(ctx, r)
-				done := time.Now()
-				s.latency = done.Sub(at)
-				if !warm {
-					rec.lastDone = done
-				}
-				rec.samples = append(rec.samples, s)
+				rec.send(ctx, c, next(i, warm), sample{seq: i, warm: warm}, at)
 			}
 		}()
 	}
