@@ -10,9 +10,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/user"
 )
 
@@ -36,6 +38,9 @@ var adminCmds = map[string]adminCmd{
 	"faucet set-ip-whitelist": {"replace the IP whitelist (addresses or CIDRs; empty clears)", faucetSetIPWhitelist},
 	"faucet set-limits":       {"replace the owner's send limits (D41)", faucetSetLimits},
 	"faucet set-rules":        {"change the anti-fraud rules (D42)", faucetSetRules},
+	"key mint":                {"mint a v2 key (D14); prints its secret once", keyMint},
+	"key list":                {"list a faucet's v2 keys (never their secrets)", keyList},
+	"key revoke":              {"revoke a v2 key, at once on every node", keyRevoke},
 	"deposit":                 {"credit a faucet from system:deposits", deposit},
 	"coin list":               {"list coins", coinList},
 	"coin enable":             {"enable a coin", coinSetActive(true)},
@@ -464,5 +469,90 @@ func reconcile(fs *flag.FlagSet) runFunc {
 		}
 		human, _ := json.MarshalIndent(out, "", "  ")
 		return out, "LEDGER MISMATCH\n" + string(human), fmt.Errorf("ledger does not reconcile")
+	}
+}
+
+// keyView is a v2 key as the admin commands print it: never its secret.
+func keyView(k *drip.Key) map[string]any {
+	v := map[string]any{"id": k.ID, "faucet_id": k.FaucetID, "prefix": k.Prefix, "scopes": k.Scopes,
+		"expires_at": nil, "ip_whitelist": drip.PrefixStrings(k.IPWhitelist), "daily_usd_cap": nil, "revoked_at": nil,
+		"created_at": k.CreatedAt.Format(time.RFC3339)}
+	if k.ExpiresAt != nil {
+		v["expires_at"] = k.ExpiresAt.Format(time.RFC3339)
+	}
+	if k.DailyUSDCapMicros > 0 {
+		v["daily_usd_cap"] = key.FormatUSD(k.DailyUSDCapMicros)
+	}
+	if k.RevokedAt != nil {
+		v["revoked_at"] = k.RevokedAt.Format(time.RFC3339)
+	}
+	return v
+}
+
+func keyMint(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	scopes := fs.String("scopes", "", "comma-separated: read, send, manage, admin")
+	expiresIn := fs.Duration("expires-in", 0, "lifetime, e.g. 24h (default: never expires)")
+	ips := fs.String("ips", "", "addresses or CIDRs the key may be used from, comma-separated (default: any)")
+	usdCap := fs.String("daily-usd-cap", "", "send keys: most USD value of paid sends per UTC day, e.g. 25.00")
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		p := key.MintParams{FaucetID: f.ID, ExpiresIn: *expiresIn}
+		if p.Scopes, err = drip.ParseScopes(*scopes); err != nil {
+			return nil, "", err
+		}
+		if p.IPWhitelist, err = faucet.ParseIPList(*ips); err != nil {
+			return nil, "", err
+		}
+		if *usdCap != "" {
+			if p.DailyUSDCapMicros, err = key.ParseUSD(*usdCap); err != nil {
+				return nil, "", err
+			}
+		}
+		k, secret, err := svc.Keys.Mint(ctx, p)
+		if err != nil {
+			return nil, "", err
+		}
+		v := keyView(k)
+		out := map[string]any{"id": k.ID, "key": secret, "prefix": k.Prefix, "scopes": k.Scopes, "expires_at": v["expires_at"]}
+		return out, fmt.Sprintf("key %d (%s) scopes %v expires %v\n%s (shown once; stored hashed)", k.ID, k.Prefix, k.Scopes, v["expires_at"], secret), nil
+	}
+}
+
+func keyList(fs *flag.FlagSet) runFunc {
+	get := faucetFlag(fs)
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		f, err := get(ctx, svc)
+		if err != nil {
+			return nil, "", err
+		}
+		keys, err := svc.Keys.List(ctx, f.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		out, lines := []map[string]any{}, []string{}
+		for i := range keys {
+			v := keyView(&keys[i])
+			out = append(out, v)
+			lines = append(lines, fmt.Sprintf("%d %s %v expires %v revoked %v", keys[i].ID, keys[i].Prefix, keys[i].Scopes, v["expires_at"], v["revoked_at"]))
+		}
+		return out, strings.Join(lines, "\n"), nil
+	}
+}
+
+func keyRevoke(fs *flag.FlagSet) runFunc {
+	id := fs.Int64("key-id", 0, "the key's id")
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		if *id <= 0 {
+			return nil, "", usagef("--key-id is required (a key id)")
+		}
+		k, err := svc.Keys.Revoke(ctx, *id)
+		if err != nil {
+			return nil, "", err
+		}
+		return keyView(k), fmt.Sprintf("key %d (%s) revoked", k.ID, k.Prefix), nil
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -168,5 +169,35 @@ func TestReconcileFailsOnABrokenLedger(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("reconcile output lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// TestAdminKeys: drip admin key mint|list|revoke (D14), with the output
+// fields issue 3 names, and no secret outside the mint reply.
+func TestAdminKeys(t *testing.T) {
+	t.Parallel()
+	db := []string{"--data-dir", t.TempDir()}
+	runAdmin(t, db, "user", "create", "--username", "ann", "--email", "ann@example.com")
+	runAdmin(t, db, "faucet", "create", "--owner", "ann", "--name", "A", "--domain", "a.example.com", "--url", "https://a.example.com/")
+	minted := runAdmin(t, db, "key", "mint", "--faucet", "1", "--scopes", "send,read", "--expires-in", "24h", "--ips", "203.0.113.0/24", "--daily-usd-cap", "25.00")
+	secret, _ := minted["key"].(string)
+	for _, field := range []string{"id", "key", "prefix", "scopes", "expires_at"} {
+		if _, ok := minted[field]; !ok {
+			t.Errorf("mint output lacks %q: %v", field, minted)
+		}
+	}
+	if !strings.HasPrefix(secret, minted["prefix"].(string)+"_") || fmt.Sprint(minted["scopes"]) != "[read send]" {
+		t.Errorf("mint output: %v", minted)
+	}
+	out, err := exec.Command(dripBin, append([]string{"admin", "key", "list", "--faucet", "1", "--json"}, db...)...).Output()
+	if err != nil || !strings.Contains(string(out), `"daily_usd_cap": "25"`) || strings.Contains(string(out), secret) {
+		t.Errorf("key list: %v\n%s", err, out)
+	}
+	revoked := runAdmin(t, db, "key", "revoke", "--key-id", strconv.Itoa(int(minted["id"].(float64))))
+	if revoked["revoked_at"] == nil {
+		t.Errorf("revoke output: %v", revoked)
+	}
+	if err := exec.Command(dripBin, append([]string{"admin", "key", "mint", "--faucet", "1", "--scopes", "read", "--daily-usd-cap", "5"}, db...)...).Run(); err == nil {
+		t.Error("a USD cap on a key without send was accepted")
 	}
 }

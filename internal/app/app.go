@@ -13,6 +13,7 @@ import (
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/ratelimit"
@@ -36,6 +37,7 @@ type App struct {
 	Now     func() time.Time
 	Users   *user.Registry
 	Faucets *faucet.Service
+	Keys    *key.Service
 	Coins   *coin.Catalog
 	Ledger  *ledger.Ledger
 	Payouts *payout.Service
@@ -63,6 +65,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a := &App{
 		Store: st, Now: opts.Now, Users: users, Log: opts.Log,
 		Faucets: faucet.NewService(st, opts.Now),
+		Keys:    key.NewService(st, opts.Now),
 		Coins:   coin.NewCatalog(st, opts.Now),
 		Ledger:  ledger.NewBatched(st, opts.Now, opts.Batch),
 	}

@@ -55,12 +55,19 @@ type Faucet struct {
 }
 
 // AllowsIP reports whether a caller at ip may use the faucet's key.
-func (f *Faucet) AllowsIP(ip netip.Addr) bool {
-	if len(f.IPWhitelist) == 0 {
+func (f *Faucet) AllowsIP(ip netip.Addr) bool { return WhitelistAllows(f.IPWhitelist, ip) }
+
+// IPWhitelistStrings is the whitelist as text ("203.0.113.0/24"), never nil.
+func (f *Faucet) IPWhitelistStrings() []string { return PrefixStrings(f.IPWhitelist) }
+
+// WhitelistAllows reports whether an IP whitelist admits ip; an empty
+// whitelist admits every address.
+func WhitelistAllows(list []netip.Prefix, ip netip.Addr) bool {
+	if len(list) == 0 {
 		return true
 	}
 	ip = ip.Unmap()
-	for _, p := range f.IPWhitelist {
+	for _, p := range list {
 		if p.Contains(ip) {
 			return true
 		}
@@ -68,10 +75,10 @@ func (f *Faucet) AllowsIP(ip netip.Addr) bool {
 	return false
 }
 
-// IPWhitelistStrings is the whitelist as text ("203.0.113.0/24"), never nil.
-func (f *Faucet) IPWhitelistStrings() []string {
-	out := make([]string, 0, len(f.IPWhitelist))
-	for _, p := range f.IPWhitelist {
+// PrefixStrings writes prefixes as text, never nil.
+func PrefixStrings(list []netip.Prefix) []string {
+	out := make([]string, 0, len(list))
+	for _, p := range list {
 		out = append(out, p.String())
 	}
 	return out

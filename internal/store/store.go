@@ -70,6 +70,12 @@ type Reader interface {
 
 	EventList(ctx context.Context, faucetID int64, limit int) ([]drip.Event, error)
 
+	KeyGetByID(ctx context.Context, id int64) (*drip.Key, error)
+	// KeyGetByHash finds a v2 key by the hash of its whole secret, revoked
+	// and expired keys included: judging them is the caller's.
+	KeyGetByHash(ctx context.Context, hash string) (*drip.Key, error)
+	KeyListByFaucet(ctx context.Context, faucetID int64) ([]drip.Key, error)
+
 	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
 	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
 	ReconcilePayouts(ctx context.Context) ([]int64, error)
@@ -133,6 +139,11 @@ type Tx interface {
 	PayoutBulkLoad(ctx context.Context, p *PayoutBulkLoadParams) error
 	EventInsert(ctx context.Context, e *drip.Event) error
 	RefusalInsert(ctx context.Context, userID, faucetID int64, at time.Time) error
+
+	KeyCreate(ctx context.Context, k *drip.Key, hash string) (int64, error)
+	// KeyRevoke marks a live key revoked; ErrNotFound if there is no such
+	// live key.
+	KeyRevoke(ctx context.Context, id int64, at time.Time) error
 }
 
 type UserCreateParams struct {

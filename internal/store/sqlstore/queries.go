@@ -28,6 +28,7 @@ type queries struct {
 	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                    string
 	BalancesLock, BalancesDebit, TransferIDsNext, PayoutIDsNext                  string
 	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON string
+	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke              string
 	EventInsert, EventList, RefusalInsert, RefusalCountOthers                    string
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       string
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              string

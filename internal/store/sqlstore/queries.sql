@@ -224,6 +224,25 @@ INSERT INTO events (id, faucet_id, type, data, created_at) VALUES ($1, $2, $3, $
 -- name: EventList
 SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY seq DESC LIMIT $2;
 
+-- name: KeyColumns
+id, faucet_id, prefix, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, revoked_at, created_at
+
+-- name: KeyCreate
+INSERT INTO api_keys (faucet_id, prefix, key_hash, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id;
+
+-- name: KeyGetByID
+SELECT {{KeyColumns}} FROM api_keys WHERE id = $1;
+
+-- name: KeyGetByHash
+SELECT {{KeyColumns}} FROM api_keys WHERE key_hash = $1;
+
+-- name: KeyListByFaucet
+SELECT {{KeyColumns}} FROM api_keys WHERE faucet_id = $1 ORDER BY id;
+
+-- name: KeyRevoke
+UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL;
+
 -- name: RefusalInsert
 INSERT INTO refusals (user_id, faucet_id, created_at) VALUES ($1, $2, $3);
 

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"PayoutListNewestFirstWithCoinAndLimit", testPayoutList},
 		{"PayoutWindowCounts", testPayoutWindow},
 		{"PayoutBulkLoadPaysRoundRobinAndReconciles", testPayoutBulkLoad},
+		{"Keys", testKeys},
 		{"BalancesLockAndDebit", testBalancesLockAndDebit},
 		{"EventInsertAndList", testEvents},
 		{"RefusalCountOthersCountsDistinctOtherFaucets", testRefusalCountOthers},
@@ -1481,5 +1482,52 @@ func testBalancesLockAndDebit(t *testing.T, st store.Store) {
 	}
 	if got, _ := st.BalanceGet(ctx, a.AccountID, "BTC"); got != 40 {
 		t.Errorf("after the refused debit (rolled back) alpha holds %d, want 40", got)
+	}
+}
+
+// v2 keys (D14): stored by hash, listed per faucet, revoked once.
+func testKeys(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	owner := newUser(t, st, "owner")
+	f := newFaucet(t, st, owner, "v1key")
+	exp := t0.Add(time.Hour)
+	want := &drip.Key{FaucetID: f.ID, Prefix: "drip_abcdefgh", Scopes: []drip.Scope{drip.ScopeRead, drip.ScopeSend},
+		ExpiresAt: &exp, IPWhitelist: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")},
+		DailyUSDCapMicros: 25_000_000, CreatedAt: t0}
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		want.ID, err = tx.KeyCreate(ctx, want, "hash1")
+		return err
+	})
+	got, err := st.KeyGetByHash(ctx, "hash1")
+	if err != nil {
+		t.Fatalf("KeyGetByHash: %v", err)
+	}
+	if diff := cmp.Diff(want, got, faucetOpts); diff != "" {
+		t.Errorf("KeyGetByHash (-want +got):\n%s", diff)
+	}
+	if _, err := st.KeyGetByHash(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown hash: %v, want ErrNotFound", err)
+	}
+	dup := *want
+	if err := try(st, func(ctx context.Context, tx store.Tx) error { _, err := tx.KeyCreate(ctx, &dup, "hash2"); return err }); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a taken prefix: %v, want ErrConflict", err)
+	}
+	never := &drip.Key{FaucetID: f.ID, Prefix: "drip_zzzzzzzz", Scopes: []drip.Scope{drip.ScopeAdmin}, CreatedAt: t0}
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		never.ID, err = tx.KeyCreate(ctx, never, "hash3")
+		return err
+	})
+	list, err := st.KeyListByFaucet(ctx, f.ID)
+	if err != nil || len(list) != 2 || list[0].ID != want.ID || list[1].ExpiresAt != nil || list[1].IPWhitelist != nil {
+		t.Errorf("KeyListByFaucet = %+v, %v", list, err)
+	}
+	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.KeyRevoke(ctx, want.ID, t0.Add(time.Minute)) })
+	if got, _ := st.KeyGetByID(ctx, want.ID); got == nil || got.RevokedAt == nil || !got.RevokedAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("after KeyRevoke: %+v", got)
+	}
+	if err := try(st, func(ctx context.Context, tx store.Tx) error { return tx.KeyRevoke(ctx, want.ID, t0) }); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("revoking a revoked key: %v, want ErrNotFound", err)
 	}
 }
