@@ -281,6 +281,9 @@ func balanceStatus(t *testing.T, base, key string) int {
 func TestAdminErrors(t *testing.T) {
 	t.Parallel()
 	db := []string{"--data-dir", t.TempDir()}
+	// Faucet 1 exists, so the cases naming it fail on the rule they test.
+	runAdmin(t, db, "user", "create", "--username", "ann", "--email", "ann@example.com")
+	runAdmin(t, db, "faucet", "create", "--owner", "ann", "--name", "A", "--domain", "a.example.com", "--url", "https://a.example.com/")
 	cases := []struct {
 		name string
 		args []string
@@ -291,8 +294,10 @@ func TestAdminErrors(t *testing.T) {
 		{"missing flag", []string{"admin", "user", "create", "--username", "zed"}, 2, "--email is required"},
 		{"bad username", []string{"admin", "user", "create", "--username", "Z!", "--email", "z@example.com"}, 1, "Invalid username"},
 		{"unknown faucet", []string{"admin", "deposit", "--faucet", "999", "--coin", "BTC", "--amount", "5"}, 1, "No faucet 999"},
-		{"bad amount", []string{"admin", "deposit", "--faucet", "1", "--coin", "BTC", "--amount", "1.5"}, 1, ""},
-		{"bad limits JSON", []string{"admin", "faucet", "set-limits", "--faucet", "1", "--limits", "[{"}, 1, ""},
+		{"bad amount", []string{"admin", "deposit", "--faucet", "1", "--coin", "BTC", "--amount", "1.5"}, 2, "--amount must be a positive integer"},
+		{"bad limits JSON", []string{"admin", "faucet", "set-limits", "--faucet", "1", "--limits", "[{"}, 2, "--limits:"},
+		{"limit without a maximum", []string{"admin", "faucet", "set-limits", "--faucet", "1", "--limits", `[{"per":"faucet","window_seconds":60}]`}, 1, "give max_count or max_amount"},
+		{"unknown coin", []string{"admin", "deposit", "--faucet", "1", "--coin", "NOPE", "--amount", "5"}, 1, `No coin "NOPE"`},
 		{"bad database url", []string{"migrate", "--database-url", "mysql://x"}, 2, "postgres://"},
 	}
 	for _, c := range cases {

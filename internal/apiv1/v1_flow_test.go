@@ -190,13 +190,6 @@ func TestConformanceKeyRotation(t *testing.T) {
 	})
 }
 
-// confEvent is an event as the test compares it.
-type confEvent struct {
-	Type     string
-	FaucetID int64
-	Data     map[string]any
-}
-
 // TestConformanceEvents checks the outbox events (D50, D51, spec 2.8):
 // after a paid and a refused send the faucet's events are one payout.sent
 // and one payout.failed with the D51 data members, written at the clock's
