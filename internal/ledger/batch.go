@@ -302,7 +302,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 		if err != nil {
 			return nil, err
 		}
-		credits := map[store.BalanceKey]int64{}
+		batch.Credits = make(map[store.BalanceKey]int64)
 		for j, i := range paid {
 			p := payments[i]
 			batch.Payouts = append(batch.Payouts, store.BatchPayout{
@@ -312,26 +312,13 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 				},
 				TransferID: transferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
 			})
-			credits[store.BalanceKey{Account: p.Recipient.AccountID, Coin: p.Coin}] += p.Amount
+			batch.Credits[store.BalanceKey{Account: p.Recipient.AccountID, Coin: p.Coin}] += p.Amount
 			ev, err := sentEvent(p, payoutIDs[j], now)
 			if err != nil {
 				return nil, err
 			}
 			batch.Events = append(batch.Events, *ev)
 			results[i] = outcome{receipt: &Receipt{PayoutID: payoutIDs[j], Balance: after[i]}}
-		}
-		// Credits in account order: concurrent batches lock shared
-		// recipient rows in the same order, so they cannot deadlock.
-		keys := make([]store.BalanceKey, 0, len(credits))
-		for k := range credits {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(a, b int) bool {
-			return keys[a].Account < keys[b].Account || keys[a].Account == keys[b].Account && keys[a].Coin < keys[b].Coin
-		})
-		for _, k := range keys {
-			batch.Credits = append(batch.Credits, drip.Balance{Coin: k.Coin, Amount: credits[k]})
-			batch.CreditAccounts = append(batch.CreditAccounts, k.Account)
 		}
 	}
 	if err := tx.PayoutsInsert(ctx, batch); err != nil {

@@ -214,12 +214,12 @@ type BalanceKey struct {
 // PayoutBatch is what PayoutsInsert writes.
 type PayoutBatch struct {
 	Payouts []BatchPayout
-	Credits []drip.Balance // per recipient account and coin: Coin, Amount
-	// CreditAccounts[i] is the account of Credits[i]; kept in ascending
-	// order, so concurrent batches lock shared rows in one order.
-	CreditAccounts []int64
-	Events         []drip.Event
-	CreatedAt      time.Time
+	// Credits are what the recipients receive, summed per account and coin.
+	// The store applies them in one lock order (as BalancesDebit does), so
+	// concurrent batches cannot deadlock on shared recipients.
+	Credits   map[BalanceKey]int64
+	Events    []drip.Event
+	CreatedAt time.Time
 }
 
 // BatchPayout is one payout of a PayoutBatch, with its reserved ids.

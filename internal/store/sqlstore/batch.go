@@ -30,16 +30,10 @@ func (q *querier) BalancesLock(ctx context.Context, keys []store.BalanceKey) (ma
 }
 
 func (q *querier) BalancesDebit(ctx context.Context, debits map[store.BalanceKey]int64) error {
-	rows := make([]creditRow, 0, len(debits))
-	for k, amount := range debits {
-		if amount <= 0 {
-			return fmt.Errorf("store: debit of %d: amount must be positive", amount)
-		}
-		rows = append(rows, creditRow{AccountID: k.Account, Coin: k.Coin, Amount: amount})
+	rows, err := balanceRows(debits)
+	if err != nil {
+		return err
 	}
-	sort.Slice(rows, func(i, j int) bool { // one lock order for every writer
-		return rows[i].AccountID < rows[j].AccountID || rows[i].AccountID == rows[j].AccountID && rows[i].Coin < rows[j].Coin
-	})
 	body, err := json.Marshal(rows)
 	if err != nil {
 		return err
@@ -121,9 +115,9 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 			transfers[i] = transferRow{bp.TransferID, p.Coin, bp.From, bp.To, p.Amount}
 			payouts[i] = payoutRow{p.ID, p.FaucetID, p.RecipientID, bp.TransferID, p.To, p.Coin, p.Amount, p.IPAddress, p.Referral}
 		}
-		credits := make([]creditRow, len(b.Credits))
-		for i, c := range b.Credits {
-			credits[i] = creditRow{b.CreditAccounts[i], c.Coin, c.Amount}
+		credits, err := balanceRows(b.Credits)
+		if err != nil {
+			return err
 		}
 		if err := q.execJSON(ctx, q.q.TransfersInsertJSON, transfers, at); err != nil {
 			return err
@@ -143,6 +137,23 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		return q.execJSON(ctx, q.q.EventsInsertJSON, events, at)
 	}
 	return nil
+}
+
+// balanceRows orders per-balance amounts (all positive) by account and
+// coin: every statement that changes several balances touches them in this
+// one order, so concurrent writers cannot deadlock.
+func balanceRows(amounts map[store.BalanceKey]int64) ([]creditRow, error) {
+	rows := make([]creditRow, 0, len(amounts))
+	for k, amount := range amounts {
+		if amount <= 0 {
+			return nil, fmt.Errorf("store: balance change of %d: amount must be positive", amount)
+		}
+		rows = append(rows, creditRow{AccountID: k.Account, Coin: k.Coin, Amount: amount})
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].AccountID < rows[j].AccountID || rows[i].AccountID == rows[j].AccountID && rows[i].Coin < rows[j].Coin
+	})
+	return rows, nil
 }
 
 // execJSON runs a batch statement over rows given as a JSON array ($1)
