@@ -189,27 +189,35 @@ func closedLoop(ctx context.Context, c *client, next generator, conc int, p phas
 	measureStart, end := start.Add(p.warmup), start.Add(p.warmup+p.duration)
 	measuring := p.measureAt(measureStart)
 	defer func() { <-measuring }()
-	recs := make([]*recorder, conc)
+	recs := runWorkers(conc, func(rec *recorder) {
+		for ctx.Err() == nil {
+			sent := time.Now()
+			if !sent.Before(end) {
+				return
+			}
+			i := seq.Add(1) - 1
+			warm := sent.Before(measureStart)
+			rec.send(ctx, c, next(i, warm), sample{seq: i, warm: warm}, sent)
+		}
+	})
+	return merge(recs, measureStart)
+}
+
+// runWorkers runs n workers, each with its own recorder, and returns the
+// recorders once all have returned.
+func runWorkers(n int, work func(rec *recorder)) []*recorder {
+	recs := make([]*recorder, n)
 	var wg sync.WaitGroup
 	for w := range recs {
-		rec := &recorder{}
-		recs[w] = rec
+		recs[w] = &recorder{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
-				sent := time.Now()
-				if !sent.Before(end) {
-					return
-				}
-				i := seq.Add(1) - 1
-				warm := sent.Before(measureStart)
-				rec.send(ctx, c, next(i, warm), sample{seq: i, warm: warm}, sent)
-			}
+			work(recs[w])
 		}()
 	}
 	wg.Wait()
-	return merge(recs, measureStart)
+	return recs
 }
 
 // send makes request r and records its sample, with latency counted from
@@ -242,32 +250,23 @@ func openLoop(ctx context.Context, c *client, next generator, rate float64, work
 	measuring := p.measureAt(measureStart)
 	defer func() { <-measuring }()
 	var idx, sent atomic.Uint64
-	recs := make([]*recorder, workers)
-	var wg sync.WaitGroup
-	for w := range recs {
-		rec := &recorder{}
-		recs[w] = rec
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := idx.Add(1) - 1
-				if i >= total {
-					return
-				}
-				at := start.Add(time.Duration(i) * interval)
-				if d := time.Until(at); d > 0 {
-					time.Sleep(d)
-				} else if time.Now().After(giveUp) {
-					return
-				}
-				sent.Add(1)
-				warm := at.Before(measureStart)
-				rec.send(ctx, c, next(i, warm), sample{seq: i, warm: warm}, at)
+	recs := runWorkers(workers, func(rec *recorder) {
+		for ctx.Err() == nil {
+			i := idx.Add(1) - 1
+			if i >= total {
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			at := start.Add(time.Duration(i) * interval)
+			if d := time.Until(at); d > 0 {
+				time.Sleep(d)
+			} else if time.Now().After(giveUp) {
+				return
+			}
+			sent.Add(1)
+			warm := at.Before(measureStart)
+			rec.send(ctx, c, next(i, warm), sample{seq: i, warm: warm}, at)
+		}
+	})
 	o := merge(recs, measureStart)
 	o.dropped = int64(total - sent.Load())
 	return o
