@@ -53,11 +53,11 @@ var (
 	curlLine = regexp.MustCompile(`curl -s (http://[^/\s]+)/api/v1/send`)
 )
 
-// startDemo runs drip serve --demo on a free port with the given database
-// flags and waits until it has printed its key and curl line.
-func startDemo(t *testing.T, dbArgs ...string) *server {
+// startDemo runs drip serve --demo on a free port with the given flags
+// (database and others) and waits until it has printed its key and curl line.
+func startDemo(t *testing.T, flags ...string) *server {
 	t.Helper()
-	args := append([]string{"serve", "--demo", "--listen", "127.0.0.1:0"}, dbArgs...)
+	args := append([]string{"serve", "--demo", "--listen", "127.0.0.1:0"}, flags...)
 	cmd := exec.Command(dripBin, args...)
 	cmd.Env = append(os.Environ(), "DRIP_LOG_LEVEL=info")
 	stdout, err := cmd.StdoutPipe()
@@ -318,4 +318,50 @@ func TestAdminErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShutdownLetsInFlightPayoutsFinish: SIGTERM while a send is in flight
+// (held in the batcher by --batch-wait) answers that send with its committed
+// payout, and the process exits cleanly with the ledger reconciled.
+func TestShutdownLetsInFlightPayoutsFinish(t *testing.T) {
+	t.Parallel()
+	db := []string{"--data-dir", t.TempDir()}
+	s := startDemo(t, append([]string{"--batch-wait", "2s", "--batch-max", "100"}, db...)...)
+	type reply struct {
+		body map[string]any
+		err  error // the request's own failure: t.Fatal is for the test goroutine only
+	}
+	done := make(chan reply, 1)
+	go func() {
+		client := &http.Client{Timeout: 30 * time.Second}
+		resp, err := client.PostForm(s.base+"/api/v1/send", url.Values{"api_key": {s.key}, "to": {"bob"}, "amount": {"777"}, "currency": {"BTC"}})
+		if err != nil {
+			done <- reply{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		done <- reply{body: body, err: json.NewDecoder(resp.Body).Decode(&body)}
+	}()
+	time.Sleep(500 * time.Millisecond) // the send now waits in its batch
+	select {
+	case r := <-done:
+		t.Fatalf("the send was answered before shutdown (%v, %v): --batch-wait did not hold it", r.body, r.err)
+	default:
+	}
+	s.stop(t) // SIGTERM; fails unless the process exits 0
+	r := <-done
+	if r.err != nil || r.body["status"] != float64(200) || r.body["payout_id"] == nil {
+		t.Fatalf("in-flight send across shutdown: %v %v, want status 200 with a payout", r.body, r.err)
+	}
+	if rec := runAdmin(t, db, "reconcile"); rec["ok"] != true {
+		t.Errorf("reconcile after shutdown: %v", rec)
+	}
+	again := startDemo(t, db...)
+	_, body := post(t, again.base+"/api/v1/payouts", url.Values{"api_key": {again.key}, "count": {"1"}})
+	rewards, _ := body["rewards"].([]any)
+	if len(rewards) != 1 || rewards[0].(map[string]any)["amount"].(float64) != 777 {
+		t.Errorf("the payout answered during shutdown is not stored: %v", body)
+	}
+	again.stop(t)
 }
