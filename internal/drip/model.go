@@ -52,6 +52,42 @@ type Faucet struct {
 	IPWhitelist []netip.Prefix // empty: any caller IP
 	Limits      []Limit        // D41
 	Rules       Rules          // D42
+	Settings    Settings       // D38
+	LowBalance  LowBalance     // D43
+}
+
+// Settings are the faucet's public details beyond its name, domain and URL,
+// as the v2 update operation sets them (spec 2.7, D38).
+type Settings struct {
+	Description  string   `json:"faucet_description"`
+	TimerMinutes int      `json:"timer_minutes"`
+	Currencies   []string `json:"currencies_selected"` // active coin symbols
+	Categories   []string `json:"categories_selected"` // slugs of Categories
+}
+
+// DefaultSettings are a new faucet's settings: a claim an hour.
+var DefaultSettings = Settings{TimerMinutes: 60, Currencies: []string{}, Categories: []string{}}
+
+// Categories is the fixed list a faucet's categories_selected is drawn from (D38).
+var Categories = []string{"bitcoin", "altcoins", "stablecoins", "games", "ptc", "shortlinks",
+	"offerwall", "surveys", "mining", "lottery", "other"}
+
+// LowBalance is the owner's low-balance alert (D43): when a payout takes a
+// coin's balance from at or above its threshold to below it, the owner gets
+// one email and the faucet one faucet.low_balance event.
+type LowBalance struct {
+	Enabled    bool             `json:"enabled"`
+	Thresholds map[string]int64 `json:"thresholds"` // coin -> smallest units
+}
+
+// Crossed reports whether a payout of coin that took the balance from
+// before to after crosses the alert's threshold downwards.
+func (lb LowBalance) Crossed(coin string, before, after int64) (threshold int64, crossed bool) {
+	t, ok := lb.Thresholds[coin]
+	if !lb.Enabled || !ok || t <= 0 {
+		return 0, false
+	}
+	return t, before >= t && after < t
 }
 
 // AllowsIP reports whether a caller at ip may use the faucet's key.
@@ -133,6 +169,7 @@ type Payout struct {
 const (
 	EventPayoutSent   = "payout.sent"
 	EventPayoutFailed = "payout.failed"
+	EventLowBalance   = "faucet.low_balance" // D43
 )
 
 // Event is a fact recorded for webhook delivery, in the transaction that caused it (D50).

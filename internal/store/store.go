@@ -19,6 +19,8 @@ var (
 	ErrConflict = errors.New("store: already exists")
 	// ErrInsufficientFunds: a debit would take a balance below zero.
 	ErrInsufficientFunds = errors.New("store: insufficient funds")
+	// ErrLimitReached: an addition would take a capped total past its cap.
+	ErrLimitReached = errors.New("store: limit reached")
 )
 
 // Store is a database of drip. Reads outside a transaction may run
@@ -75,6 +77,30 @@ type Reader interface {
 	// and expired keys included: judging them is the caller's.
 	KeyGetByHash(ctx context.Context, hash string) (*drip.Key, error)
 	KeyListByFaucet(ctx context.Context, faucetID int64) ([]drip.Key, error)
+
+	IdempotencyGet(ctx context.Context, faucetID int64, key string) (*drip.Idempotency, error)
+	// KeySpendGet is a key's spend of the day in USD micros; 0 when none.
+	KeySpendGet(ctx context.Context, keyID, day int64) (int64, error)
+
+	// StatsDaily sums the faucet's payouts per UTC day and coin since the
+	// given time, newest day first.
+	StatsDaily(ctx context.Context, faucetID int64, since time.Time) ([]drip.DailyStat, error)
+	// StatsUsers sums the faucet's payouts of a coin per recipient, largest
+	// total first, one page of them, with the number of recipients.
+	StatsUsers(ctx context.Context, p *PageParams) ([]drip.UserStat, int64, error)
+	// TransactionList is one page of an account's journal in one coin,
+	// newest first, with the number of its transfers in that coin.
+	TransactionList(ctx context.Context, p *PageParams) ([]drip.Transaction, int64, error)
+
+	NotificationListByFaucet(ctx context.Context, faucetID int64, limit int) ([]drip.Notification, error)
+
+	// ListingCostList returns the operator's listing cost per coin.
+	ListingCostList(ctx context.Context) (map[string]int64, error)
+	ListingRequestGet(ctx context.Context, id int64) (*drip.ListingRequest, error)
+	ListingRequestListByFaucet(ctx context.Context, faucetID int64) ([]drip.ListingRequest, error)
+	ListingRequestListByStatus(ctx context.Context, status drip.ListingStatus) ([]drip.ListingRequest, error)
+	// FaucetListListed returns the faucets with an approved listing request.
+	FaucetListListed(ctx context.Context) ([]drip.Faucet, error)
 
 	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
 	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
@@ -140,6 +166,35 @@ type Tx interface {
 	EventInsert(ctx context.Context, e *drip.Event) error
 	RefusalInsert(ctx context.Context, userID, faucetID int64, at time.Time) error
 
+	// IdempotencyInsert binds an idempotency key to its paid payout;
+	// ErrConflict when the faucet has used the key already.
+	IdempotencyInsert(ctx context.Context, r *drip.Idempotency) error
+	// IdempotencyDeleteBefore forgets keys used before the given time.
+	IdempotencyDeleteBefore(ctx context.Context, before time.Time) (int64, error)
+
+	// KeySpendAdd adds micros to a key's spend of the day unless that would
+	// take it past capMicros (then ErrLimitReached, nothing added), and
+	// returns the new spend.
+	KeySpendAdd(ctx context.Context, keyID, day, micros, capMicros int64) (int64, error)
+
+	NotificationInsert(ctx context.Context, n *drip.Notification) (int64, error)
+	// NotificationClaim leases up to limit undelivered notifications due at
+	// now (fewer than maxAttempts tried) until now+lease, so no other worker
+	// takes them meanwhile, and returns them.
+	NotificationClaim(ctx context.Context, now time.Time, lease time.Duration, maxAttempts, limit int) ([]drip.Notification, error)
+	// NotificationRecord records one delivery attempt: delivered (sentAt
+	// set, on channel) or failed with lastError, next tried at nextAttempt.
+	NotificationRecord(ctx context.Context, n *drip.Notification, nextAttempt time.Time) error
+
+	// ListingCostSet sets a coin's listing cost; amount 0 withdraws the offer.
+	ListingCostSet(ctx context.Context, coin string, amount int64, at time.Time) error
+	// ListingRequestCreate records a request whose fee moved in transferID;
+	// ErrConflict when the faucet has a pending or approved request.
+	ListingRequestCreate(ctx context.Context, r *drip.ListingRequest, transferID int64) (int64, error)
+	// ListingRequestDecide approves or rejects a pending request;
+	// ErrNotFound when it is not pending.
+	ListingRequestDecide(ctx context.Context, id int64, status drip.ListingStatus, at time.Time, refundTransferID int64) error
+
 	KeyCreate(ctx context.Context, k *drip.Key, hash string) (int64, error)
 	// KeyRevoke marks a live key revoked; ErrNotFound if there is no such
 	// live key.
@@ -164,6 +219,14 @@ type FaucetCreateParams struct {
 	APIKeyHash string
 	Rules      drip.Rules
 	CreatedAt  time.Time
+}
+
+// PageParams select one page of a faucet's or account's rows of one coin.
+type PageParams struct {
+	ID     int64 // the faucet (StatsUsers) or the account (TransactionList)
+	Coin   string
+	Limit  int
+	Offset int
 }
 
 type PayoutListParams struct {
@@ -219,7 +282,11 @@ type PayoutBatch struct {
 	// concurrent batches cannot deadlock on shared recipients.
 	Credits   map[BalanceKey]int64
 	Events    []drip.Event
-	CreatedAt time.Time
+	// Idempotency binds v2 idempotency keys to payouts of the batch (D35).
+	Idempotency []drip.Idempotency
+	// Notifications are low-balance emails the batch's payouts caused (D43).
+	Notifications []drip.Notification
+	CreatedAt     time.Time
 }
 
 // BatchPayout is one payout of a PayoutBatch, with its reserved ids.

@@ -51,3 +51,20 @@ ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded
 INSERT INTO events (id, faucet_id, type, data, created_at)
 SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'type', r.value ->> 'data', $2
 FROM json_each($1) AS r;
+
+-- name: IdempotencyInsertJSON
+INSERT INTO idempotency_keys ({{IdempotencyColumns}})
+SELECT r.value ->> 'faucet_id', r.value ->> 'idem_key', r.value ->> 'request_hash', r.value ->> 'payout_id',
+  r.value ->> 'coin', r.value ->> 'balance', r.value ->> 'payout_user_hash', r.value ->> 'rate_remaining', $2
+FROM json_each($1) AS r;
+
+-- name: NotificationsInsertJSON
+INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at)
+SELECT r.value ->> 'faucet_id', r.value ->> 'kind', r.value ->> 'coin', r.value ->> 'threshold',
+  r.value ->> 'balance', $2, $2
+FROM json_each($1) AS r;
+
+-- name: NotificationDue
+SELECT {{NotificationColumns}} FROM notifications
+WHERE sent_at IS NULL AND next_attempt_at <= $1 AND attempts < $2
+ORDER BY next_attempt_at, id LIMIT $3;

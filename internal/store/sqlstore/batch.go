@@ -129,6 +129,26 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 			return err
 		}
 	}
+	// After the payouts: an idempotency row refers to its payout. A key
+	// used already (by another node) fails the batch with ErrConflict.
+	if len(b.Idempotency) > 0 {
+		rows := make([]idempotencyRow, len(b.Idempotency))
+		for i, r := range b.Idempotency {
+			rows[i] = idempotencyRow{r.FaucetID, r.Key, r.RequestHash, r.PayoutID, r.Coin, r.Balance, r.PayoutUserHash, r.RateRemaining}
+		}
+		if err := q.execJSON(ctx, q.q.IdempotencyInsertJSON, rows, at); err != nil {
+			return err
+		}
+	}
+	if len(b.Notifications) > 0 {
+		rows := make([]notificationRow, len(b.Notifications))
+		for i, n := range b.Notifications {
+			rows[i] = notificationRow{n.FaucetID, n.Kind, n.Coin, n.Threshold, n.Balance}
+		}
+		if err := q.execJSON(ctx, q.q.NotificationsInsertJSON, rows, at); err != nil {
+			return err
+		}
+	}
 	if len(b.Events) > 0 {
 		events := make([]eventRow, len(b.Events))
 		for i, e := range b.Events {

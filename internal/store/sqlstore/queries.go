@@ -31,6 +31,15 @@ type queries struct {
 	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke              string
 	EventInsert, EventList, RefusalInsert, RefusalCountOthers                    string
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       string
+	FaucetListListed                                                             string
+	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                     string
+	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd              string
+	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount   string
+	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet        string
+	NotificationDue, NotificationLease, NotificationRecord                       string
+	ListingCostList, ListingCostSet, ListingCostDelete                           string
+	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet          string
+	ListingRequestListByStatus, ListingRequestDecide                             string
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              string
 
 	// The statements of store.Tx.PayoutBulkLoad, in the order it runs them.

@@ -54,7 +54,7 @@ SELECT coin, address FROM user_addresses WHERE user_id = $1 ORDER BY coin, addre
 
 -- name: FaucetColumns
 id, owner_id, (SELECT status FROM users WHERE users.id = faucets.owner_id), account_id, name, domain, url,
-ip_whitelist, limits, rules, created_at
+ip_whitelist, limits, rules, created_at, settings, low_balance
 
 -- name: FaucetGetByID
 SELECT {{FaucetColumns}} FROM faucets WHERE id = $1;
@@ -80,7 +80,13 @@ UPDATE faucets SET api_key_hash = pending_key_hash, pending_key_hash = NULL
 WHERE id = $1 AND pending_key_hash IS NOT NULL;
 
 -- name: FaucetUpdateSettings
-UPDATE faucets SET name = $2, domain = $3, url = $4, ip_whitelist = $5, limits = $6, rules = $7 WHERE id = $1;
+UPDATE faucets SET name = $2, domain = $3, url = $4, ip_whitelist = $5, limits = $6, rules = $7,
+  settings = $8, low_balance = $9
+WHERE id = $1;
+
+-- name: FaucetListListed
+SELECT {{FaucetColumns}} FROM faucets
+WHERE id IN (SELECT faucet_id FROM listing_requests WHERE status = 'approved') ORDER BY id;
 
 -- name: FaucetLock
 SELECT id FROM faucets WHERE id = $1 FOR UPDATE;
@@ -242,6 +248,118 @@ SELECT {{KeyColumns}} FROM api_keys WHERE faucet_id = $1 ORDER BY id;
 
 -- name: KeyRevoke
 UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL;
+
+-- name: IdempotencyColumns
+faucet_id, idem_key, request_hash, payout_id, coin, balance, payout_user_hash, rate_remaining, created_at
+
+-- name: IdempotencyGet
+SELECT {{IdempotencyColumns}} FROM idempotency_keys WHERE faucet_id = $1 AND idem_key = $2;
+
+-- name: IdempotencyInsert
+INSERT INTO idempotency_keys ({{IdempotencyColumns}}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+
+-- name: IdempotencyInsertJSON
+INSERT INTO idempotency_keys ({{IdempotencyColumns}})
+SELECT r.faucet_id, r.idem_key, r.request_hash, r.payout_id, r.coin, r.balance, r.payout_user_hash, r.rate_remaining, $2
+FROM jsonb_to_recordset($1::jsonb) AS r(faucet_id BIGINT, idem_key TEXT, request_hash TEXT, payout_id BIGINT,
+  coin TEXT, balance BIGINT, payout_user_hash TEXT, rate_remaining DOUBLE PRECISION);
+
+-- name: IdempotencyDeleteBefore
+DELETE FROM idempotency_keys WHERE created_at < $1;
+
+-- name: KeySpendGet
+SELECT micros FROM key_spend WHERE key_id = $1 AND day = $2;
+
+-- name: KeySpendInit
+INSERT INTO key_spend (key_id, day, micros) VALUES ($1, $2, 0) ON CONFLICT (key_id, day) DO NOTHING;
+
+-- name: KeySpendAdd
+UPDATE key_spend SET micros = micros + $3 WHERE key_id = $1 AND day = $2 AND micros + $3 <= $4 RETURNING micros;
+
+-- Statistics. Days are UTC: created_at is Unix microseconds.
+
+-- name: StatsDaily
+SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id)
+FROM payouts WHERE faucet_id = $1 AND created_at >= $2
+GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
+
+-- name: StatsUsers
+SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
+  SELECT recipient_id, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total, MAX(created_at) AS last_at
+  FROM payouts WHERE faucet_id = $1 AND coin = $2 GROUP BY recipient_id
+) s JOIN users u ON u.id = s.recipient_id
+ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
+
+-- name: StatsUsersCount
+SELECT COUNT(DISTINCT recipient_id) FROM payouts WHERE faucet_id = $1 AND coin = $2;
+
+-- name: TransactionList
+SELECT t.id, t.kind, t.coin, CASE WHEN t.to_account = $1 THEN t.amount ELSE -t.amount END,
+  COALESCE(p.id, 0), t.created_at
+FROM transfers t LEFT JOIN payouts p ON p.transfer_id = t.id
+WHERE (t.from_account = $1 OR t.to_account = $1) AND t.coin = $2
+ORDER BY t.id DESC LIMIT $3 OFFSET $4;
+
+-- name: TransactionCount
+SELECT COUNT(*) FROM transfers WHERE (from_account = $1 OR to_account = $1) AND coin = $2;
+
+-- name: NotificationColumns
+id, faucet_id, kind, coin, threshold, balance, created_at, sent_at, attempts, last_error, channel
+
+-- name: NotificationInsert
+INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at)
+VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id;
+
+-- name: NotificationsInsertJSON
+INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at)
+SELECT r.faucet_id, r.kind, r.coin, r.threshold, r.balance, $2, $2
+FROM jsonb_to_recordset($1::jsonb) AS r(faucet_id BIGINT, kind TEXT, coin TEXT, threshold BIGINT, balance BIGINT);
+
+-- name: NotificationListByFaucet
+SELECT {{NotificationColumns}} FROM notifications WHERE faucet_id = $1 ORDER BY id DESC LIMIT $2;
+
+-- name: NotificationDue
+SELECT {{NotificationColumns}} FROM notifications
+WHERE sent_at IS NULL AND next_attempt_at <= $1 AND attempts < $2
+ORDER BY next_attempt_at, id LIMIT $3
+FOR UPDATE SKIP LOCKED;
+
+-- name: NotificationLease
+UPDATE notifications SET next_attempt_at = $2 WHERE id = $1;
+
+-- name: NotificationRecord
+UPDATE notifications SET sent_at = $2, attempts = attempts + 1, next_attempt_at = $3, last_error = $4, channel = $5
+WHERE id = $1;
+
+-- name: ListingCostList
+SELECT coin, amount FROM listing_costs ORDER BY coin;
+
+-- name: ListingCostSet
+INSERT INTO listing_costs (coin, amount, updated_at) VALUES ($1, $2, $3)
+ON CONFLICT (coin) DO UPDATE SET amount = excluded.amount, updated_at = excluded.updated_at;
+
+-- name: ListingCostDelete
+DELETE FROM listing_costs WHERE coin = $1;
+
+-- name: ListingRequestColumns
+id, faucet_id, coin, amount, status, created_at, decided_at
+
+-- name: ListingRequestCreate
+INSERT INTO listing_requests (faucet_id, coin, amount, transfer_id, status, created_at)
+VALUES ($1, $2, $3, $4, 'pending', $5) RETURNING id;
+
+-- name: ListingRequestGet
+SELECT {{ListingRequestColumns}} FROM listing_requests WHERE id = $1;
+
+-- name: ListingRequestListByFaucet
+SELECT {{ListingRequestColumns}} FROM listing_requests WHERE faucet_id = $1 ORDER BY id DESC;
+
+-- name: ListingRequestListByStatus
+SELECT {{ListingRequestColumns}} FROM listing_requests WHERE status = $1 ORDER BY id;
+
+-- name: ListingRequestDecide
+UPDATE listing_requests SET status = $2, decided_at = $3, refund_transfer_id = NULLIF($4, 0)
+WHERE id = $1 AND status = 'pending';
 
 -- name: RefusalInsert
 INSERT INTO refusals (user_id, faucet_id, created_at) VALUES ($1, $2, $3);

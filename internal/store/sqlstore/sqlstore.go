@@ -236,9 +236,10 @@ func (q *querier) UserAddressList(ctx context.Context, userID int64) ([]string, 
 // scanFaucet reads one row of FaucetColumns.
 func scanFaucet(scan func(dest ...any) error) (*drip.Faucet, error) {
 	var f drip.Faucet
-	var ips, limits, rules, ownerStatus string
+	var ips, limits, rules, ownerStatus, settings, lowBalance string
 	var created int64
-	if err := scan(&f.ID, &f.OwnerID, &ownerStatus, &f.AccountID, &f.Name, &f.Domain, &f.URL, &ips, &limits, &rules, &created); err != nil {
+	if err := scan(&f.ID, &f.OwnerID, &ownerStatus, &f.AccountID, &f.Name, &f.Domain, &f.URL, &ips, &limits, &rules,
+		&created, &settings, &lowBalance); err != nil {
 		return nil, err
 	}
 	f.OwnerStatus = drip.UserStatus(ownerStatus)
@@ -260,6 +261,12 @@ func scanFaucet(scan func(dest ...any) error) (*drip.Faucet, error) {
 	if err := json.Unmarshal([]byte(rules), &f.Rules); err != nil {
 		return nil, fmt.Errorf("faucet %d: rules: %w", f.ID, err)
 	}
+	if err := json.Unmarshal([]byte(settings), &f.Settings); err != nil {
+		return nil, fmt.Errorf("faucet %d: settings: %w", f.ID, err)
+	}
+	if err := json.Unmarshal([]byte(lowBalance), &f.LowBalance); err != nil {
+		return nil, fmt.Errorf("faucet %d: low_balance: %w", f.ID, err)
+	}
 	return &f, nil
 }
 
@@ -268,8 +275,12 @@ func (q *querier) getFaucet(ctx context.Context, sql string, args ...any) (*drip
 }
 
 func (q *querier) FaucetListByOwner(ctx context.Context, ownerID int64) ([]drip.Faucet, error) {
+	return q.listFaucets(ctx, q.q.FaucetListByOwner, ownerID)
+}
+
+func (q *querier) listFaucets(ctx context.Context, sql string, args ...any) ([]drip.Faucet, error) {
 	var out []drip.Faucet
-	err := q.list(ctx, q.q.FaucetListByOwner, []any{ownerID}, func(r Rows) error {
+	err := q.list(ctx, sql, args, func(r Rows) error {
 		f, err := scanFaucet(r.Scan)
 		if err == nil {
 			out = append(out, *f)
@@ -277,6 +288,10 @@ func (q *querier) FaucetListByOwner(ctx context.Context, ownerID int64) ([]drip.
 		return err
 	})
 	return out, err
+}
+
+func (q *querier) FaucetListListed(ctx context.Context) ([]drip.Faucet, error) {
+	return q.listFaucets(ctx, q.q.FaucetListListed)
 }
 
 func (q *querier) FaucetGetByID(ctx context.Context, id int64) (*drip.Faucet, error) {
@@ -311,14 +326,27 @@ func (q *querier) FaucetUpdateSettings(ctx context.Context, f *drip.Faucet) erro
 	if limits == nil {
 		limits = []drip.Limit{}
 	}
+	settings := f.Settings
+	if settings.Currencies == nil {
+		settings.Currencies = []string{}
+	}
+	if settings.Categories == nil {
+		settings.Categories = []string{}
+	}
+	lowBalance := f.LowBalance
+	if lowBalance.Thresholds == nil {
+		lowBalance.Thresholds = map[string]int64{}
+	}
 	ipJSON, err1 := json.Marshal(f.IPWhitelistStrings())
 	limitJSON, err2 := json.Marshal(limits)
 	ruleJSON, err3 := json.Marshal(f.Rules)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	settingsJSON, err4 := json.Marshal(settings)
+	lowJSON, err5 := json.Marshal(lowBalance)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return err
 	}
 	return q.execOne(ctx, q.q.FaucetUpdateSettings, f.ID, f.Name, f.Domain, f.URL,
-		string(ipJSON), string(limitJSON), string(ruleJSON))
+		string(ipJSON), string(limitJSON), string(ruleJSON), string(settingsJSON), string(lowJSON))
 }
 
 func (q *querier) FaucetLock(ctx context.Context, faucetID int64) error {

@@ -529,7 +529,8 @@ func testFaucetCreateAndGet(t *testing.T, st store.Store) {
 		return err
 	})
 	want := &drip.Faucet{ID: id, OwnerID: owner.ID, OwnerStatus: drip.UserActive, AccountID: acct, Name: "Drops",
-		Domain: "drops.example.com", URL: "https://drops.example.com/claim", CreatedAt: t0, Rules: rules}
+		Domain: "drops.example.com", URL: "https://drops.example.com/claim", CreatedAt: t0, Rules: rules,
+		Settings: drip.DefaultSettings}
 	got, err := st.FaucetGetByID(ctx, id)
 	if err != nil {
 		t.Fatalf("FaucetGetByID: %v", err)

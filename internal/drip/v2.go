@@ -1,0 +1,83 @@
+package drip
+
+import "time"
+
+// Idempotency is the record of a paid v2 send under an idempotency key
+// (D35): what identifies the request, and what its reply said, so a retry
+// gets the original reply. It is written in the payout's transaction.
+type Idempotency struct {
+	FaucetID       int64
+	Key            string
+	RequestHash    string // of the request's fields, to tell a retry from a reuse
+	PayoutID       int64
+	Coin           string
+	Balance        int64 // the faucet's balance after the payout
+	PayoutUserHash string
+	RateRemaining  float64
+	CreatedAt      time.Time
+}
+
+// Notification is an email owed to a faucet's owner (D43), kept whether or
+// not SMTP is configured, so the owner can read what was sent.
+type Notification struct {
+	ID        int64
+	FaucetID  int64
+	Kind      string // "low_balance"
+	Coin      string
+	Threshold int64
+	Balance   int64
+	CreatedAt time.Time
+	SentAt    *time.Time // nil: not delivered yet
+	Attempts  int
+	LastError string
+	Channel   string // "smtp" or "log", once delivered
+}
+
+// ListingStatus is where a listing approval request stands (D44).
+type ListingStatus string
+
+const (
+	ListingPending  ListingStatus = "pending"
+	ListingApproved ListingStatus = "approved"
+	ListingRejected ListingStatus = "rejected"
+)
+
+// ListingRequest is a faucet's request to appear on the public faucet
+// list; its cost was moved to system:listing when it was made (D44).
+type ListingRequest struct {
+	ID        int64
+	FaucetID  int64
+	Coin      string
+	Amount    int64
+	Status    ListingStatus
+	CreatedAt time.Time
+	DecidedAt *time.Time
+}
+
+// DailyStat is one UTC day's payouts of one coin.
+type DailyStat struct {
+	Day        time.Time // midnight UTC
+	Coin       string
+	Payouts    int64
+	Amount     int64
+	Recipients int64 // distinct
+}
+
+// UserStat is what a faucet paid one recipient in one coin.
+type UserStat struct {
+	PayoutUserHash string
+	Payouts        int64
+	Amount         int64
+	LastPayoutAt   time.Time
+}
+
+// Transaction is one journal transfer seen from one account: Amount is
+// positive for money in, negative for money out.
+type Transaction struct {
+	ID        int64
+	Kind      string // "deposit", "payout", "listing_fee", "listing_refund"
+	Coin      string
+	Amount    int64
+	PayoutID  int64 // 0 unless Kind is "payout"
+	CreatedAt time.Time
+}
