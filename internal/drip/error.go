@@ -21,6 +21,12 @@ const (
 	CodeSendLimit         Code = "send_limit_reached" // owner send limit (D41)
 	CodeClaimerRateLimit  Code = "claimer_ip_limited" // owner per-IP limit (D26)
 	CodeInsufficientFunds Code = "insufficient_balance"
+	CodeDailyCap          Code = "daily_usd_cap_reached" // a key's daily USD cap (D36)
+	CodeIdempotencyReuse  Code = "idempotency_key_reuse" // same key, other request (D35)
+	CodePriceUnavailable  Code = "price_unavailable"     // no fresh USD price (D36, D60)
+	CodeInsufficientScope Code = "insufficient_scope"    // a v2 key lacks the path's scope
+	CodeMalformed         Code = "malformed_request"     // a v2 body that is not the JSON asked for
+	CodeMethodNotAllowed  Code = "method_not_allowed"
 	CodeNotFound          Code = "not_found"
 	CodeConflict          Code = "conflict"
 	CodeInternal          Code = "internal"

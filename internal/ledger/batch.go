@@ -227,8 +227,8 @@ func (b *batcher) committedAnyway(ctx context.Context, results []outcome) bool {
 }
 
 // applyBatch applies payments in tx at time now and returns their outcomes.
-// Payments of a faucet with send limits go one by one (apply), since each
-// limit count must see the payouts before it. The others are decided here:
+// Payments of a faucet with send limits, or of a key with a daily USD cap,
+// go one by one (apply), since each count must see the payouts before it. The others are decided here:
 // each sender's balance is read and held once, each payment in turn is paid
 // if what is left covers it (else refused with 402), and the batch is
 // written in a few set-based statements, whatever its size (D5).
@@ -237,7 +237,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	groups := map[store.BalanceKey][]int{}
 	var order []store.BalanceKey
 	for i, p := range payments {
-		if len(p.Faucet.Limits) > 0 {
+		if len(p.Faucet.Limits) > 0 || p.Spend != nil {
 			receipt, refusal, err := l.apply(ctx, tx, p, now)
 			if err != nil {
 				return nil, err
@@ -318,6 +318,17 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 				return nil, err
 			}
 			batch.Events = append(batch.Events, *ev)
+			if r := idempotency(p, payoutIDs[j], after[i], now); r != nil {
+				batch.Idempotency = append(batch.Idempotency, *r)
+			}
+			n, lowEv, err := lowBalance(p, after[i], now)
+			if err != nil {
+				return nil, err
+			}
+			if n != nil {
+				batch.Notifications = append(batch.Notifications, *n)
+				batch.Events = append(batch.Events, *lowEv)
+			}
 			results[i] = outcome{receipt: &Receipt{PayoutID: payoutIDs[j], Balance: after[i]}}
 		}
 	}

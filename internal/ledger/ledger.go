@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -58,7 +59,24 @@ type Payment struct {
 	Amount    int64
 	IPAddress string
 	Referral  string
+	// Idempotency, for a v2 send, binds its idempotency key to the payout in
+	// the payout's transaction (D35). Key, RequestHash and RateRemaining are
+	// the caller's; the ledger fills in the rest.
+	Idempotency *drip.Idempotency
+	// Spend, for a send by a key with a daily USD cap, is counted against
+	// the cap in the payout's transaction (D36).
+	Spend *Spend
 }
+
+// Spend is a payment's USD value counted against its key's daily cap.
+type Spend struct {
+	KeyID     int64
+	Micros    int64 // the payment's value, millionths of a dollar, rounded up
+	CapMicros int64
+}
+
+// Day is the UTC day a spend at t counts in: days since 1970-01-01.
+func Day(t time.Time) int64 { return t.UTC().Unix() / 86400 }
 
 // Receipt is a committed payout.
 type Receipt struct {
@@ -106,11 +124,27 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 			return refuse(refusal)
 		}
 	}
+	if p.Spend != nil {
+		// Counted before the debit and handed back if the debit fails, so
+		// the cap holds across nodes without a lock of its own (D36).
+		_, err := tx.KeySpendAdd(ctx, p.Spend.KeyID, Day(now), p.Spend.Micros, p.Spend.CapMicros)
+		if errors.Is(err, store.ErrLimitReached) {
+			return refuse(DailyCapReached())
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	balance, transferID, err := move(ctx, tx, &store.Transfer{
 		Coin: p.Coin, From: p.Faucet.AccountID, To: p.Recipient.AccountID,
 		Amount: p.Amount, Kind: "payout", CreatedAt: now,
 	})
 	if errors.Is(err, store.ErrInsufficientFunds) {
+		if p.Spend != nil {
+			if _, err := tx.KeySpendAdd(ctx, p.Spend.KeyID, Day(now), -p.Spend.Micros, math.MaxInt64); err != nil {
+				return nil, nil, err
+			}
+		}
 		return refuse(insufficientFunds(p))
 	}
 	if err != nil {
@@ -131,7 +165,64 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 	if err != nil {
 		return nil, nil, err
 	}
+	if r := idempotency(p, payoutID, balance, now); r != nil {
+		if err := tx.IdempotencyInsert(ctx, r); err != nil {
+			return nil, nil, err
+		}
+	}
+	if n, ev, err := lowBalance(p, balance, now); err != nil {
+		return nil, nil, err
+	} else if n != nil {
+		if _, err := tx.NotificationInsert(ctx, n); err != nil {
+			return nil, nil, err
+		}
+		if err := tx.EventInsert(ctx, ev); err != nil {
+			return nil, nil, err
+		}
+	}
 	return &Receipt{PayoutID: payoutID, Balance: balance}, nil, nil
+}
+
+// DailyCapReached is the refusal of a send past its key's daily USD cap (D36).
+func DailyCapReached() *drip.Error {
+	return drip.Errorf(drip.CodeDailyCap, "Daily USD cap reached: this key may send again after 00:00 UTC.")
+}
+
+// idempotency is the idempotency row of a paid payment, or nil (D35).
+func idempotency(p *Payment, payoutID, balance int64, now time.Time) *drip.Idempotency {
+	if p.Idempotency == nil {
+		return nil
+	}
+	r := *p.Idempotency
+	r.FaucetID, r.PayoutID, r.Coin, r.Balance = p.Faucet.ID, payoutID, p.Coin, balance
+	r.PayoutUserHash, r.CreatedAt = p.Recipient.PayoutUserHash, now
+	return &r
+}
+
+// lowBalance is the notification and event of a payment that took its
+// faucet's balance below the owner's threshold, or nils (D43). Each
+// crossing is one payout, so each crossing alerts once.
+func lowBalance(p *Payment, after int64, now time.Time) (*drip.Notification, *drip.Event, error) {
+	threshold, crossed := p.Faucet.LowBalance.Crossed(p.Coin, after+p.Amount, after)
+	if !crossed {
+		return nil, nil, nil
+	}
+	n := &drip.Notification{FaucetID: p.Faucet.ID, Kind: "low_balance", Coin: p.Coin, Threshold: threshold,
+		Balance: after, CreatedAt: now}
+	ev, err := newEvent(p.Faucet.ID, drip.EventLowBalance, lowBalanceData{
+		Currency: p.Coin, Balance: after, BalanceBitcoin: json.Number(drip.FormatCoins(after)), Threshold: threshold,
+		Message: "The faucet's " + p.Coin + " balance fell below the alert threshold.",
+	}, now)
+	return n, ev, err
+}
+
+// lowBalanceData is the data of a faucet.low_balance event (D43).
+type lowBalanceData struct {
+	Currency       string      `json:"currency"`
+	Balance        int64       `json:"balance"`
+	BalanceBitcoin json.Number `json:"balance_bitcoin"`
+	Threshold      int64       `json:"threshold"`
+	Message        string      `json:"message"`
 }
 
 func insufficientFunds(p *Payment) *drip.Error {

@@ -174,7 +174,8 @@ type Tx interface {
 
 	// KeySpendAdd adds micros to a key's spend of the day unless that would
 	// take it past capMicros (then ErrLimitReached, nothing added), and
-	// returns the new spend.
+	// returns the new spend. micros is negative only to hand back the spend
+	// of a payout refused later in the same transaction.
 	KeySpendAdd(ctx context.Context, keyID, day, micros, capMicros int64) (int64, error)
 
 	NotificationInsert(ctx context.Context, n *drip.Notification) (int64, error)
@@ -280,8 +281,8 @@ type PayoutBatch struct {
 	// Credits are what the recipients receive, summed per account and coin.
 	// The store applies them in one lock order (as BalancesDebit does), so
 	// concurrent batches cannot deadlock on shared recipients.
-	Credits   map[BalanceKey]int64
-	Events    []drip.Event
+	Credits map[BalanceKey]int64
+	Events  []drip.Event
 	// Idempotency binds v2 idempotency keys to payouts of the batch (D35).
 	Idempotency []drip.Idempotency
 	// Notifications are low-balance emails the batch's payouts caused (D43).

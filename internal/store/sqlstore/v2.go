@@ -59,9 +59,6 @@ func (q *querier) KeySpendGet(ctx context.Context, keyID, day int64) (int64, err
 }
 
 func (q *querier) KeySpendAdd(ctx context.Context, keyID, day, amount, capMicros int64) (int64, error) {
-	if amount < 0 {
-		return 0, errors.New("store: key spend must not be negative")
-	}
 	if _, err := q.exec(ctx, q.q.KeySpendInit, keyID, day); err != nil {
 		return 0, err
 	}
