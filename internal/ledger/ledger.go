@@ -135,7 +135,7 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 			return nil, nil, err
 		}
 	}
-	balance, transferID, err := move(ctx, tx, &store.Transfer{
+	balance, transferID, err := Move(ctx, tx, &store.Transfer{
 		Coin: p.Coin, From: p.Faucet.AccountID, To: p.Recipient.AccountID,
 		Amount: p.Amount, Kind: "payout", CreatedAt: now,
 	})
@@ -229,11 +229,13 @@ func insufficientFunds(p *Payment) *drip.Error {
 	return drip.Errorf(drip.CodeInsufficientFunds, "Insufficient funds: the faucet's %s balance is too low for this payout.", p.Coin)
 }
 
-// move applies one double-entry transfer: the debit (refused with
+// Move applies one double-entry transfer: the debit (refused with
 // store.ErrInsufficientFunds if it would overdraw, except for
 // system:deposits), the credit, and the journal row. It returns the sender's
-// balance after the debit and the transfer's id.
-func move(ctx context.Context, tx store.Tx, t *store.Transfer) (fromBalance, transferID int64, err error) {
+// balance after the debit and the transfer's id. Services that move money
+// together with records of their own (listing fees, D44) call it in their
+// transaction; payouts go through Pay.
+func Move(ctx context.Context, tx store.Tx, t *store.Transfer) (fromBalance, transferID int64, err error) {
 	if t.From == drip.AccountDeposits {
 		fromBalance, err = tx.BalanceCredit(ctx, t.From, t.Coin, -t.Amount)
 	} else {
@@ -257,7 +259,7 @@ func (l *Ledger) Deposit(ctx context.Context, f *drip.Faucet, coin string, amoun
 	}
 	var balance int64
 	err := l.store.Transact(ctx, func(tx store.Tx) error {
-		if _, _, err := move(ctx, tx, &store.Transfer{
+		if _, _, err := Move(ctx, tx, &store.Transfer{
 			Coin: coin, From: drip.AccountDeposits, To: f.AccountID, Amount: amount, Kind: "deposit", CreatedAt: l.now(),
 		}); err != nil {
 			return err

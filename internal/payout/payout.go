@@ -19,7 +19,9 @@ import (
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
@@ -33,7 +35,10 @@ type Service struct {
 	coins   *coin.Catalog
 	ledger  *ledger.Ledger
 	limiter ratelimit.Limiter
+	keys    *key.Service
+	prices  price.Source
 	now     func() time.Time
+	sending inflight
 }
 
 // Deps are the services the pipeline is built from.
@@ -44,19 +49,23 @@ type Deps struct {
 	Coins   *coin.Catalog
 	Ledger  *ledger.Ledger
 	Limiter ratelimit.Limiter
+	Keys    *key.Service
+	Prices  price.Source // for daily USD caps (D36)
 	Now     func() time.Time
 }
 
 func NewService(d Deps) *Service {
 	return &Service{store: d.Store, faucets: d.Faucets, users: d.Users, coins: d.Coins,
-		ledger: d.Ledger, limiter: d.Limiter, now: d.Now}
+		ledger: d.Ledger, limiter: d.Limiter, keys: d.Keys, prices: d.Prices, now: d.Now,
+		sending: inflight{m: map[string]chan struct{}{}}}
 }
 
 // Caller is a faucet whose request passed authorization: its key is valid,
 // its IP allowed, its owner active, and its request rate not exceeded.
 type Caller struct {
 	Faucet        *drip.Faucet
-	RateRemaining float64 // D24
+	Key           *drip.Key // the v2 key, nil for v1
+	RateRemaining float64   // D24
 }
 
 // AuthorizeV1 authorizes a v1 request made with api_key from callerIP.
@@ -112,13 +121,19 @@ type SendResult struct {
 // Send pays req from the caller's faucet, or returns the *drip.Error that
 // refused it. Nothing is paid unless the ledger committed the payout.
 func (s *Service) Send(ctx context.Context, c *Caller, req SendRequest) (*SendResult, error) {
+	return s.send(ctx, c, req, nil)
+}
+
+// send is Send, binding idem (a v2 idempotency key) to the payout if paid.
+func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *drip.Idempotency) (*SendResult, error) {
 	to := strings.TrimSpace(req.To)
 	p := &ledger.Payment{
-		Faucet:    c.Faucet,
-		To:        clip(to, 320), // the recorded copy; resolution uses all of to
-		Coin:      req.Currency,
-		IPAddress: clip(strings.TrimSpace(req.IPAddress), 64),
-		Referral:  clip(req.Referral, 64),
+		Faucet:      c.Faucet,
+		To:          clip(to, 320), // the recorded copy; resolution uses all of to
+		Coin:        req.Currency,
+		IPAddress:   clip(strings.TrimSpace(req.IPAddress), 64),
+		Referral:    clip(req.Referral, 64),
+		Idempotency: idem,
 	}
 	refuse := func(err error, blacklisted bool) (*SendResult, error) {
 		var refusal *drip.Error
@@ -155,6 +170,11 @@ func (s *Service) Send(ctx context.Context, c *Caller, req SendRequest) (*SendRe
 	}
 	if refusal != nil {
 		return refuse(refusal, blacklisted)
+	}
+	if c.Key != nil && c.Key.DailyUSDCapMicros > 0 {
+		if p.Spend, err = s.spend(ctx, c.Key, coin.Symbol, amount); err != nil {
+			return refuse(err, false)
+		}
 	}
 	receipt, err := s.ledger.Pay(ctx, p)
 	if err != nil {

@@ -1,0 +1,160 @@
+package payout
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strconv"
+	"sync"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/price"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+// AuthorizeV2 authorizes a v2 request made with a Bearer secret from
+// callerIP for an operation that needs scope: the key must be live and
+// allow the IP (D14), carry the scope, and then its faucet passes
+// Authorize with the key's own request-rate bucket (D40).
+func (s *Service) AuthorizeV2(ctx context.Context, secret string, callerIP netip.Addr, scope drip.Scope) (*Caller, error) {
+	k, err := s.keys.Authenticate(ctx, secret, callerIP)
+	if err != nil {
+		return nil, err
+	}
+	if !k.Has(scope) {
+		return nil, drip.Errorf(drip.CodeInsufficientScope, "This key lacks the %s scope this operation needs.", scope)
+	}
+	f, err := s.faucets.Get(ctx, k.FaucetID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.Authorize(ctx, f, callerIP, "key:"+strconv.FormatInt(k.ID, 10))
+	if err != nil {
+		return nil, err
+	}
+	c.Key = k
+	return c, nil
+}
+
+// MaxIdempotencyKey is the longest idempotency key (D35).
+const MaxIdempotencyKey = 255
+
+// SendIdempotent is the v2 send (D35): the payout of req bound to
+// idempotency key idemKey. A key already bound to the same request returns
+// that payout's original result with replayed true, and pays nothing; bound
+// to another request, it is CodeIdempotencyReuse. Concurrent sends with one
+// key wait for each other here (and across nodes the database's unique key
+// decides), so one key pays at most once. A refused send binds nothing.
+func (s *Service) SendIdempotent(ctx context.Context, c *Caller, idemKey string, req SendRequest) (res *SendResult, replayed bool, err error) {
+	if err := validIdempotencyKey(idemKey); err != nil {
+		return nil, false, err
+	}
+	unlock, err := s.sending.lock(ctx, strconv.FormatInt(c.Faucet.ID, 10)+"\x00"+idemKey)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	hash := requestHash(req)
+	if res, err := s.replay(ctx, c, idemKey, hash); !errors.Is(err, store.ErrNotFound) {
+		return res, err == nil, err
+	}
+	res, err = s.send(ctx, c, req, &drip.Idempotency{Key: idemKey, RequestHash: hash, RateRemaining: c.RateRemaining})
+	if errors.Is(err, store.ErrConflict) {
+		// Another node bound the key between our look and our payout, whose
+		// transaction rolled back: answer as that node's payout.
+		res, err = s.replay(ctx, c, idemKey, hash)
+		return res, err == nil, err
+	}
+	return res, false, err
+}
+
+// replay is the original result of the payout bound to idemKey, or
+// store.ErrNotFound when the key is free.
+func (s *Service) replay(ctx context.Context, c *Caller, idemKey, hash string) (*SendResult, error) {
+	r, err := s.store.IdempotencyGet(ctx, c.Faucet.ID, idemKey)
+	if err != nil {
+		return nil, err
+	}
+	if r.RequestHash != hash {
+		return nil, drip.Errorf(drip.CodeIdempotencyReuse,
+			"This idempotency_key was used for a different payout; use a new key for a new payout.")
+	}
+	return &SendResult{PayoutID: r.PayoutID, Currency: r.Coin, Balance: r.Balance,
+		PayoutUserHash: r.PayoutUserHash, RateRemaining: r.RateRemaining}, nil
+}
+
+func validIdempotencyKey(k string) error {
+	if len(k) == 0 || len(k) > MaxIdempotencyKey {
+		return drip.Errorf(drip.CodeInvalid, "Invalid idempotency_key: 1 to 255 printable ASCII characters.")
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return drip.Errorf(drip.CodeInvalid, "Invalid idempotency_key: 1 to 255 printable ASCII characters.")
+		}
+	}
+	return nil
+}
+
+// requestHash identifies a send's request: the same fields give the same
+// hash, so a retry is told from a reuse (D35).
+func requestHash(req SendRequest) string {
+	b, _ := json.Marshal([]string{req.To, req.Amount, req.Currency, req.IPAddress, req.Referral})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// spend prices a send of amount of coin for a key with a daily USD cap
+// (D36). Without a fresh price the send is refused: the cap fails closed.
+func (s *Service) spend(ctx context.Context, k *drip.Key, coin string, amount int64) (*ledger.Spend, error) {
+	if s.prices == nil {
+		return nil, drip.Errorf(drip.CodePriceUnavailable, "No USD price source is configured, so a capped key cannot send.")
+	}
+	q, err := s.prices.Quote(ctx, coin)
+	if errors.Is(err, price.ErrUnavailable) {
+		return nil, drip.Errorf(drip.CodePriceUnavailable, "No fresh USD price for %s: capped sends are paused until one arrives.", coin)
+	}
+	if err != nil {
+		return nil, err
+	}
+	micros := price.MicrosUp(price.USDValue(amount, q))
+	if micros > k.DailyUSDCapMicros {
+		return nil, ledger.DailyCapReached()
+	}
+	return &ledger.Spend{KeyID: k.ID, Micros: micros, CapMicros: k.DailyUSDCapMicros}, nil
+}
+
+// inflight holds one lock per idempotency key while its send runs, so
+// concurrent duplicates on this node wait and then replay.
+type inflight struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// lock waits for key to be free (or ctx to end) and takes it.
+func (l *inflight) lock(ctx context.Context, key string) (unlock func(), err error) {
+	for {
+		l.mu.Lock()
+		held, busy := l.m[key]
+		if !busy {
+			done := make(chan struct{})
+			l.m[key] = done
+			l.mu.Unlock()
+			return func() {
+				l.mu.Lock()
+				delete(l.m, key)
+				l.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return nil, drip.Errorf(drip.CodeIdempotencyReuse, "A payout with this idempotency_key is still in progress; retry shortly.")
+		}
+	}
+}
