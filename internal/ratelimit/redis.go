@@ -121,7 +121,7 @@ func (r *Redis) Allow(ctx context.Context, key string) (Decision, error) {
 	res, err := r.gcra.Allow(rctx, r.prefix+key, r.limit)
 	cancel()
 	if err != nil {
-		if false {
+		if ctx.Err() != nil {
 			// The caller gave up; that says nothing about Redis.
 			return Decision{}, ctx.Err()
 		}
