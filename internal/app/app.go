@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
+	"github.com/dripfaucet/drip/internal/apiv2"
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 	"github.com/dripfaucet/drip/internal/server"
 	"github.com/dripfaucet/drip/internal/store"
@@ -29,6 +32,7 @@ type Options struct {
 	Limiter ratelimit.Limiter  // overrides Rate, e.g. a shared limiter
 	Log     *slog.Logger       // discards when nil
 	Batch   ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
+	Prices  price.Source       // USD prices (D60); the built-in static table when nil
 }
 
 // App is drip's services over one store.
@@ -41,6 +45,9 @@ type App struct {
 	Coins   *coin.Catalog
 	Ledger  *ledger.Ledger
 	Payouts *payout.Service
+	Listing *listing.Service
+	Prices  price.Source
+	Rate    ratelimit.Config
 	Log     *slog.Logger
 }
 
@@ -51,6 +58,9 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	}
 	if opts.Rate == (ratelimit.Config{}) {
 		opts.Rate = ratelimit.Default
+	}
+	if opts.Prices == nil {
+		opts.Prices = price.Static(price.Builtin(), "static", opts.Now)
 	}
 	if opts.Limiter == nil {
 		opts.Limiter = ratelimit.NewMemory(opts.Rate, opts.Now)
@@ -63,15 +73,16 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		return nil, err
 	}
 	a := &App{
-		Store: st, Now: opts.Now, Users: users, Log: opts.Log,
+		Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
 		Faucets: faucet.NewService(st, opts.Now),
 		Keys:    key.NewService(st, opts.Now),
 		Coins:   coin.NewCatalog(st, opts.Now),
 		Ledger:  ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
+	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
-		Limiter: opts.Limiter, Now: opts.Now,
+		Limiter: opts.Limiter, Keys: a.Keys, Prices: opts.Prices, Now: opts.Now,
 	})
 	return a, nil
 }
@@ -92,6 +103,9 @@ type HandlerOptions struct {
 
 // Handler is the HTTP interface of the application.
 func (a *App) Handler(opts HandlerOptions) http.Handler {
-	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: server.ClientIP(opts.TrustedProxies)})
-	return server.New(server.Handlers{V1: v1, BenchNoop: opts.BenchNoop}, a.Log)
+	clientIP := server.ClientIP(opts.TrustedProxies)
+	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: clientIP})
+	v2 := apiv2.New(apiv2.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing,
+		Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP})
+	return server.New(server.Handlers{V1: v1, V2: v2, BenchNoop: opts.BenchNoop}, a.Log)
 }

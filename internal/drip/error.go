@@ -3,6 +3,7 @@ package drip
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is a stable, machine-readable error kind. Only the HTTP, MCP and web
@@ -61,6 +62,9 @@ func (c Code) V1Status() (int, bool) {
 type Error struct {
 	Code    Code
 	Message string
+	// RetryAfter, when set, is how long until the refused request could
+	// succeed (a rate limit's refill), for interfaces that can say so.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

@@ -93,7 +93,9 @@ func (s *Service) Authorize(ctx context.Context, f *drip.Faucet, callerIP netip.
 		return nil, err
 	}
 	if !d.Allowed {
-		return nil, drip.Errorf(drip.CodeRateLimited, "Rate limited: too many requests; retry in %d seconds.", int(d.RetryAfter.Seconds())+1)
+		e := drip.Errorf(drip.CodeRateLimited, "Rate limited: too many requests; retry in %d seconds.", int(d.RetryAfter.Seconds())+1)
+		e.RetryAfter = d.RetryAfter
+		return nil, e
 	}
 	return &Caller{Faucet: f, RateRemaining: d.Remaining}, nil
 }

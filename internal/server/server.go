@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
+	"github.com/dripfaucet/drip/internal/apiv2"
 )
 
 // Handlers are the interfaces the server mounts.
 type Handlers struct {
 	V1 *apiv1.Handler
+	V2 *apiv2.Handler
 	// BenchNoop mounts POST /bench/noop: a constant v1-shaped reply through
 	// the same listener and middleware, the ceiling drip bench measures
 	// scenarios against. Off in production.
@@ -46,13 +48,22 @@ func New(h Handlers, log *slog.Logger) http.Handler {
 	// (404 for unknown ones), before ServeMux could clean "//send" or
 	// "/./send" into a redirect: a v1 reply is always HTTP 200 JSON (D20).
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == apiv1.Prefix || strings.HasPrefix(r.URL.Path, apiv1.Prefix+"/") {
+		if under(r.URL.Path, apiv1.Prefix) {
 			h.V1.ServeHTTP(w, r)
+			return
+		}
+		// v2 likewise answers every path under its prefix with its envelope.
+		if under(r.URL.Path, apiv2.Prefix) {
+			h.V2.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
 	return recoverPanics(logRequests(root, log), log)
+}
+
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }
 
 // statusRecorder remembers the status a handler wrote, for the access log.

@@ -1,0 +1,176 @@
+package apiv2
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dripfaucet/drip/internal/drip"
+)
+
+// maxBody bounds a v2 request body; the largest real one (anti-fraud lists
+// of 1,000 entries) is well below it.
+const maxBody = 256 << 10
+
+// input is a request's parameters: a JSON object from a POST body, or the
+// query of a GET (read paths only, D33).
+type input struct {
+	body        []byte     // the JSON object; nil for a GET or an empty body
+	query       url.Values // a GET's parameters
+	replyHeader http.Header
+}
+
+func readInput(w http.ResponseWriter, r *http.Request) (*input, error) {
+	in := &input{replyHeader: http.Header{}}
+	if r.Method == http.MethodGet {
+		in.query = r.URL.Query()
+		return in, nil
+	}
+	// The body is read as JSON whatever its Content-Type says: clients
+	// such as curl -d label JSON as a form, and the JSON decoder is strict.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, drip.Errorf(drip.CodeMalformed, "Request body too large: the limit is %d KiB.", maxBody>>10)
+	}
+	if err != nil {
+		return nil, drip.Errorf(drip.CodeMalformed, "The request body could not be read.")
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		in.body = body
+	}
+	return in, nil
+}
+
+// decode reads the parameters into dst, a pointer to a struct with json
+// tags: unknown fields, wrong types and trailing data are refused with a
+// message naming the field; an absent body leaves dst as it is.
+func (in *input) decode(dst any) error {
+	if in.query != nil {
+		return decodeQuery(in.query, dst)
+	}
+	if in.body == nil {
+		return nil
+	}
+	if !utf8.Valid(in.body) {
+		return drip.Errorf(drip.CodeMalformed, "The request body is not valid UTF-8.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(in.body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return drip.Errorf(drip.CodeMalformed, "Malformed JSON: data after the object.")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return drip.Errorf(drip.CodeInvalid, "Invalid %s: expected %s.", typeErr.Field, typeName(typeErr.Type))
+	case errors.As(err, &typeErr):
+		return drip.Errorf(drip.CodeMalformed, "The request body must be a JSON object.")
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return drip.Errorf(drip.CodeMalformed, "Malformed JSON in the request body.")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return drip.Errorf(drip.CodeInvalid, "Unknown field %s.", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	var fieldErr *fieldError
+	if errors.As(err, &fieldErr) {
+		return drip.Errorf(drip.CodeInvalid, "Invalid %s: %s", fieldErr.field, fieldErr.msg)
+	}
+	return drip.Errorf(drip.CodeMalformed, "Malformed JSON in the request body.")
+}
+
+func typeName(t reflect.Type) string {
+	if t == reflect.TypeFor[amountText]() {
+		return "a whole number"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64:
+		return "a whole number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+type fieldError struct{ field, msg string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+// decodeQuery reads GET parameters into the string, integer and optional
+// integer fields of dst; read paths take no others.
+func decodeQuery(q url.Values, dst any) error {
+	v := reflect.ValueOf(dst).Elem()
+	fields := map[string]reflect.Value{}
+	for i := 0; i < v.NumField(); i++ {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		fields[name] = v.Field(i)
+	}
+	for name, values := range q {
+		f, ok := fields[name]
+		if !ok {
+			return drip.Errorf(drip.CodeInvalid, "Unknown parameter %q.", name)
+		}
+		s := values[len(values)-1]
+		if !utf8.ValidString(s) {
+			return drip.Errorf(drip.CodeInvalid, "Invalid %s: not valid UTF-8.", name)
+		}
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(s)
+		case reflect.Pointer:
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return drip.Errorf(drip.CodeInvalid, "Invalid %s: expected a whole number.", name)
+			}
+			f.Set(reflect.ValueOf(&n))
+		case reflect.Int:
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return drip.Errorf(drip.CodeInvalid, "Invalid %s: expected a whole number.", name)
+			}
+			f.SetInt(int64(n))
+		default:
+			return drip.Errorf(drip.CodeInvalid, "Parameter %q must be sent in a POST body.", name)
+		}
+	}
+	return nil
+}
+
+// amountText is an amount as a JSON number or a string of digits; its text
+// is validated by the payout pipeline like v1's (D22, D27).
+type amountText string
+
+func (a *amountText) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err == nil {
+		*a = amountText(n.String())
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return &fieldError{"amount", "expected a whole number in the smallest unit."}
+	}
+	*a = amountText(s)
+	return nil
+}
