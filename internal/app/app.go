@@ -33,6 +33,9 @@ type Options struct {
 	Log     *slog.Logger       // discards when nil
 	Batch   ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
 	Prices  price.Source       // USD prices (D60); the built-in static table when nil
+	// IdempotencyRetention is how long bound idempotency keys are kept
+	// (D35); payout.MinIdempotencyRetention when shorter.
+	IdempotencyRetention time.Duration
 }
 
 // App is drip's services over one store.
@@ -49,6 +52,8 @@ type App struct {
 	Prices  price.Source
 	Rate    ratelimit.Config
 	Log     *slog.Logger
+
+	idempotencyRetention time.Duration
 }
 
 // New builds the services over st (already migrated).
@@ -74,10 +79,11 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	}
 	a := &App{
 		Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
-		Faucets: faucet.NewService(st, opts.Now),
-		Keys:    key.NewService(st, opts.Now),
-		Coins:   coin.NewCatalog(st, opts.Now),
-		Ledger:  ledger.NewBatched(st, opts.Now, opts.Batch),
+		idempotencyRetention: opts.IdempotencyRetention,
+		Faucets:              faucet.NewService(st, opts.Now),
+		Keys:                 key.NewService(st, opts.Now),
+		Coins:                coin.NewCatalog(st, opts.Now),
+		Ledger:               ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Payouts = payout.NewService(payout.Deps{
@@ -85,6 +91,25 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		Limiter: opts.Limiter, Keys: a.Keys, Prices: opts.Prices, Now: opts.Now,
 	})
 	return a, nil
+}
+
+// Run runs the application's background work until ctx is done: the
+// pruning of idempotency keys past their retention (D35), hourly.
+func (a *App) Run(ctx context.Context) {
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		if n, err := a.Payouts.PruneIdempotency(ctx, a.idempotencyRetention); err != nil && ctx.Err() == nil {
+			a.Log.Warn("pruning idempotency keys failed", "err", err)
+		} else if n > 0 {
+			a.Log.Info("pruned idempotency keys", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // Close stops the application's workers after they finish what they hold

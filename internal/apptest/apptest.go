@@ -21,6 +21,7 @@ import (
 	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
@@ -60,13 +61,14 @@ type Env struct {
 type Options struct {
 	Rate    ratelimit.Config // request rate per key; default D40
 	Handler app.HandlerOptions
+	Prices  price.Source // USD prices (D60); the built-in static table when nil
 }
 
 // New starts the application over st.
 func New(t testing.TB, st store.Store, opts Options) *Env {
 	t.Helper()
 	clock := NewClock(time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC))
-	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: opts.Rate})
+	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: opts.Rate, Prices: opts.Prices})
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}

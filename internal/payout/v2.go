@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/ledger"
@@ -85,6 +86,23 @@ func (s *Service) replay(ctx context.Context, c *Caller, idemKey, hash string) (
 	}
 	return &SendResult{PayoutID: r.PayoutID, Currency: r.Coin, Balance: r.Balance,
 		PayoutUserHash: r.PayoutUserHash, RateRemaining: r.RateRemaining}, nil
+}
+
+// MinIdempotencyRetention is how long a bound idempotency key is kept at
+// the least (D35): a retry within this time never pays twice.
+const MinIdempotencyRetention = 7 * 24 * time.Hour
+
+// PruneIdempotency forgets idempotency keys bound more than retention ago
+// (at least MinIdempotencyRetention) and returns how many.
+func (s *Service) PruneIdempotency(ctx context.Context, retention time.Duration) (int64, error) {
+	retention = max(retention, MinIdempotencyRetention)
+	var n int64
+	err := s.store.Transact(ctx, func(tx store.Tx) error {
+		var err error
+		n, err = tx.IdempotencyDeleteBefore(ctx, s.now().Add(-retention))
+		return err
+	})
+	return n, err
 }
 
 func validIdempotencyKey(k string) error {
