@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 )
 
@@ -35,6 +38,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	benchNoop := fs.Bool("bench-noop", false, "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
 	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for drip bench)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
+	redisURL := fs.String("redis-url", "", "share request-rate limits (D40) between nodes through this Redis (redis://host:port/db)")
+	redisPrefix := fs.String("redis-prefix", "drip:rate:", "namespace of this deployment's keys in Redis, for deployments sharing one Redis")
+	pricesFile := fs.String("prices", "", "USD prices per coin from this JSON file ({\"BTC\": \"65000\"}) instead of the built-in table (D60)")
+	priceFeedURL := fs.String("price-feed-url", "", "poll USD prices from this CoinGecko simple-price URL (D60)")
+	priceMaxAge := fs.Duration("price-max-age", 10*time.Minute, "oldest feed price a capped send may use (D36, D60)")
+	pricePoll := fs.Duration("price-poll", time.Minute, "how often the price feed is polled")
+	idemRetention := fs.Duration("idempotency-retention", payout.MinIdempotencyRetention, "how long a paid send's idempotency key is kept (D35; at least 168h)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -63,12 +73,36 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *batchMax < 0 || *batchWait < 0 || *batchWriters < 0 {
 		return usagef("--batch-max, --batch-wait and --batch-writers must not be negative")
 	}
-	svc, err := openApp(ctx, d, app.Options{
-		Log: log, Rate: ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst},
+	if *idemRetention < payout.MinIdempotencyRetention {
+		return usagef("--idempotency-retention must be at least %s", payout.MinIdempotencyRetention)
+	}
+	rate := ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst}
+	opts := app.Options{
+		Log: log, Rate: rate, IdempotencyRetention: *idemRetention,
 		Batch: ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
-	})
+	}
+	prices, feed, err := priceSource(*pricesFile, *priceFeedURL, *priceMaxAge, *pricePoll, log)
 	if err != nil {
 		return err
+	}
+	opts.Prices = prices
+	if *redisURL != "" {
+		limiter, err := ratelimit.NewRedisPrefixed(*redisURL, *redisPrefix, rate, log)
+		if err != nil {
+			return fmt.Errorf("--redis-url: %w", err)
+		}
+		defer limiter.Close()
+		opts.Limiter = limiter
+	}
+	svc, err := openApp(ctx, d, opts)
+	if err != nil {
+		return err
+	}
+	workers, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorkers()
+	go svc.Run(workers)
+	if feed != nil {
+		go feed.Run(workers)
 	}
 	defer svc.Store.Close()
 	defer svc.Close() // runs before the store closes: writers finish first
@@ -118,4 +152,26 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("drip stopped")
 	return nil
+}
+
+// priceSource is where USD prices come from (D60): a polled feed, a file,
+// or the built-in table. The feed, if any, must be run by the caller.
+func priceSource(file, feedURL string, maxAge, poll time.Duration, log *slog.Logger) (price.Source, *price.Feed, error) {
+	switch {
+	case file != "" && feedURL != "":
+		return nil, nil, usagef("give --prices or --price-feed-url, not both")
+	case feedURL != "":
+		if maxAge <= 0 || poll <= 0 {
+			return nil, nil, usagef("--price-max-age and --price-poll must be positive")
+		}
+		feed := price.NewFeed(price.FeedConfig{URL: feedURL, Every: poll, MaxAge: maxAge, Log: log})
+		return feed, feed, nil
+	case file != "":
+		table, err := price.LoadFile(file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--prices: %w", err)
+		}
+		return price.Static(table, "file", time.Now), nil, nil
+	}
+	return price.Static(price.Builtin(), "static", time.Now), nil, nil
 }

@@ -66,7 +66,15 @@ var _ Limiter = (*Redis)(nil)
 
 // NewRedis connects to the Redis at url (redis://[user:password@]host:port/db,
 // or rediss:// for TLS) and checks once that it answers. A nil log discards.
+// Keys live under "drip:rate:"; NewRedisPrefixed picks another namespace.
 func NewRedis(url string, cfg Config, log *slog.Logger) (*Redis, error) {
+	return NewRedisPrefixed(url, redisPrefix, cfg, log)
+}
+
+// NewRedisPrefixed is NewRedis with keys under prefix, so that several
+// deployments (each with its own database, whose key ids overlap) can
+// share one Redis without sharing buckets.
+func NewRedisPrefixed(url, prefix string, cfg Config, log *slog.Logger) (*Redis, error) {
 	limit, err := gcraLimit(cfg)
 	if err != nil {
 		return nil, err
@@ -84,7 +92,7 @@ func NewRedis(url string, cfg Config, log *slog.Logger) (*Redis, error) {
 	r := &Redis{
 		rdb:      redis.NewClient(opt),
 		limit:    limit,
-		prefix:   redisPrefix,
+		prefix:   prefix,
 		timeout:  redisTimeout,
 		fallback: NewMemory(cfg, nil),
 		log:      log,
