@@ -16,6 +16,7 @@ import (
 	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
@@ -39,6 +40,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for drip bench)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	redisURL := fs.String("redis-url", "", "share request-rate limits (D40) between nodes through this Redis (redis://host:port/db)")
+	smtpURL := fs.String("smtp-url", "", "send low-balance emails (D43) through this server: smtp[s]://[user:pass@]host[:port]?from=drip@example.com; without it they are logged")
 	redisPrefix := fs.String("redis-prefix", "drip:rate:", "namespace of this deployment's keys in Redis, for deployments sharing one Redis")
 	pricesFile := fs.String("prices", "", "USD prices per coin from this JSON file ({\"BTC\": \"65000\"}) instead of the built-in table (D60)")
 	priceFeedURL := fs.String("price-feed-url", "", "poll USD prices from this CoinGecko simple-price URL (D60)")
@@ -80,6 +82,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := app.Options{
 		Log: log, Rate: rate, IdempotencyRetention: *idemRetention,
 		Batch: ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
+	}
+	if *smtpURL != "" {
+		sender, err := mail.NewSMTP(*smtpURL) // its errors never contain the password
+		if err != nil {
+			return usagef("--smtp-url: %v", err)
+		}
+		opts.Mail = sender
+		log.Info("low-balance emails via SMTP", "smtp_url", sender.Redacted())
 	}
 	prices, feed, err := priceSource(*pricesFile, *priceFeedURL, *priceMaxAge, *pricePoll, log)
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/listing"
+	"github.com/dripfaucet/drip/internal/mail"
+	"github.com/dripfaucet/drip/internal/notify"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
@@ -33,6 +35,7 @@ type Options struct {
 	Log     *slog.Logger       // discards when nil
 	Batch   ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
 	Prices  price.Source       // USD prices (D60); the built-in static table when nil
+	Mail    mail.Sender        // owners' low-balance emails (D43); written to the log when nil
 	// IdempotencyRetention is how long bound idempotency keys are kept
 	// (D35); payout.MinIdempotencyRetention when shorter.
 	IdempotencyRetention time.Duration
@@ -49,6 +52,7 @@ type App struct {
 	Ledger  *ledger.Ledger
 	Payouts *payout.Service
 	Listing *listing.Service
+	Notify  *notify.Worker
 	Prices  price.Source
 	Rate    ratelimit.Config
 	Log     *slog.Logger
@@ -86,6 +90,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		Ledger:               ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
+	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
 		Limiter: opts.Limiter, Keys: a.Keys, Prices: opts.Prices, Now: opts.Now,
@@ -94,8 +99,10 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 }
 
 // Run runs the application's background work until ctx is done: the
-// pruning of idempotency keys past their retention (D35), hourly.
+// delivery of owners' emails (D43), and the pruning of idempotency keys
+// past their retention (D35), hourly. Every node may run it.
 func (a *App) Run(ctx context.Context) {
+	go a.Notify.Run(ctx)
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
 	for {
