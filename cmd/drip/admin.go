@@ -5,16 +5,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/dripfaucet/drip/internal/app"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/key"
+	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/user"
 )
 
@@ -46,6 +47,11 @@ var adminCmds = map[string]adminCmd{
 	"coin enable":             {"enable a coin", coinSetActive(true)},
 	"coin disable":            {"disable a coin", coinSetActive(false)},
 	"reconcile":               {"check the ledger invariant (D3); exits 1 on any mismatch", reconcile},
+	"listing set-cost":        {"set the listing cost of a coin in smallest units; --amount 0 withdraws it (D44)", listingSetCost},
+	"listing costs":           {"list the listing cost of each coin", listingCosts},
+	"listing requests":        {"list listing requests (--status pending, approved or rejected)", listingRequests},
+	"listing approve":         {"approve a pending listing request: the faucet joins the public list", listingApprove},
+	"listing reject":          {"reject a pending listing request and refund its fee to the faucet", listingReject},
 }
 
 func adminUsage() string {
@@ -555,4 +561,131 @@ func keyRevoke(fs *flag.FlagSet) runFunc {
 		}
 		return keyView(k), fmt.Sprintf("key %d (%s) revoked", k.ID, k.Prefix), nil
 	}
+}
+
+func listingSetCost(fs *flag.FlagSet) runFunc {
+	coinSym := fs.String("coin", "", "coin symbol, e.g. BTC")
+	amount := fs.String("amount", "", "cost in smallest units (positive integer); 0 withdraws the offer in that coin")
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		if err := required("coin", *coinSym, "amount", *amount); err != nil {
+			return nil, "", err
+		}
+		var n int64 // 0 withdraws
+		if *amount != "0" {
+			var ok bool
+			if n, ok = drip.ParseAmount(*amount); !ok {
+				return nil, "", usagef("--amount must be a positive integer in smallest units, or 0 to withdraw")
+			}
+		}
+		c, err := knownCoin(ctx, svc, *coinSym)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := svc.Listing.SetCost(ctx, c, n); err != nil {
+			return nil, "", err
+		}
+		if n == 0 {
+			return map[string]any{"coin": c, "amount": 0, "offered": false}, fmt.Sprintf("listing is no longer offered in %s", c), nil
+		}
+		return map[string]any{"coin": c, "amount": n, "offered": true},
+			fmt.Sprintf("listing costs %d %s units (%s %s)", n, c, drip.FormatCoins(n), c), nil
+	}
+}
+
+func listingCosts(fs *flag.FlagSet) runFunc {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		costs, err := svc.Listing.Costs(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		coins := make([]string, 0, len(costs))
+		for c := range costs {
+			coins = append(coins, c)
+		}
+		sort.Strings(coins)
+		out, lines := []map[string]any{}, []string{}
+		for _, c := range coins {
+			out = append(out, map[string]any{"coin": c, "amount": costs[c]})
+			lines = append(lines, fmt.Sprintf("%-5s %d (%s)", c, costs[c], drip.FormatCoins(costs[c])))
+		}
+		if len(lines) == 0 {
+			lines = append(lines, "listing is not offered in any coin: drip admin listing set-cost --coin BTC --amount 100000")
+		}
+		return out, strings.Join(lines, "\n"), nil
+	}
+}
+
+// listingView is a listing request as the admin commands print it, with
+// its faucet's name and URL, which the operator judges it by.
+func listingView(r *drip.ListingRequest, f *drip.Faucet) map[string]any {
+	v := map[string]any{"id": r.ID, "faucet_id": r.FaucetID, "faucet_name": f.Name, "faucet_url": f.URL,
+		"coin": r.Coin, "amount": r.Amount, "status": r.Status, "created_at": r.CreatedAt.Format(time.RFC3339), "decided_at": nil}
+	if r.DecidedAt != nil {
+		v["decided_at"] = r.DecidedAt.Format(time.RFC3339)
+	}
+	return v
+}
+
+func listingLine(r *drip.ListingRequest, f *drip.Faucet) string {
+	return fmt.Sprintf("%d %-8s faucet %d %q %s paid %d %s", r.ID, r.Status, f.ID, f.Name, f.URL, r.Amount, r.Coin)
+}
+
+func listingRequests(fs *flag.FlagSet) runFunc {
+	status := fs.String("status", string(drip.ListingPending), "pending, approved or rejected")
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		st, err := listing.ParseStatus(*status)
+		if err != nil {
+			return nil, "", usagef("--status must be pending, approved or rejected")
+		}
+		reqs, err := svc.Listing.Requests(ctx, st)
+		if err != nil {
+			return nil, "", err
+		}
+		out, lines := []map[string]any{}, []string{}
+		for i := range reqs {
+			f, err := svc.Faucets.Get(ctx, reqs[i].FaucetID)
+			if err != nil {
+				return nil, "", err
+			}
+			out = append(out, listingView(&reqs[i], f))
+			lines = append(lines, listingLine(&reqs[i], f))
+		}
+		if len(lines) == 0 {
+			lines = append(lines, fmt.Sprintf("no %s listing requests", st))
+		}
+		return out, strings.Join(lines, "\n"), nil
+	}
+}
+
+// listingDecision registers --request and runs decide on the request it names.
+func listingDecision(fs *flag.FlagSet, decide func(*listing.Service, context.Context, int64) (*drip.ListingRequest, error),
+	human func(*drip.ListingRequest, *drip.Faucet) string) runFunc {
+	id := fs.Int64("request", 0, "the listing request's id (drip admin listing requests)")
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		if *id <= 0 {
+			return nil, "", usagef("--request is required (a listing request id)")
+		}
+		r, err := decide(svc.Listing, ctx, *id)
+		if err != nil {
+			return nil, "", err
+		}
+		f, err := svc.Faucets.Get(ctx, r.FaucetID)
+		if err != nil {
+			return nil, "", err
+		}
+		return listingView(r, f), human(r, f), nil
+	}
+}
+
+func listingApprove(fs *flag.FlagSet) runFunc {
+	return listingDecision(fs, (*listing.Service).Approve, func(r *drip.ListingRequest, f *drip.Faucet) string {
+		return fmt.Sprintf("listing request %d approved: faucet %d %q is on the public faucet list", r.ID, f.ID, f.Name)
+	})
+}
+
+func listingReject(fs *flag.FlagSet) runFunc {
+	return listingDecision(fs, (*listing.Service).Reject, func(r *drip.ListingRequest, f *drip.Faucet) string {
+		return fmt.Sprintf("listing request %d rejected: %d %s units (%s %s) refunded to faucet %d", r.ID, r.Amount, r.Coin,
+			drip.FormatCoins(r.Amount), r.Coin, f.ID)
+	})
 }

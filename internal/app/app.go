@@ -25,6 +25,7 @@ import (
 	"github.com/dripfaucet/drip/internal/server"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
+	"github.com/dripfaucet/drip/internal/web"
 )
 
 // Options adjust the application; zero values give the defaults.
@@ -139,5 +140,6 @@ func (a *App) Handler(opts HandlerOptions) http.Handler {
 	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: clientIP})
 	v2 := apiv2.New(apiv2.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing,
 		Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP})
-	return server.New(server.Handlers{V1: v1, V2: v2, BenchNoop: opts.BenchNoop}, a.Log)
+	dir := web.NewDirectory(a.Listing, a.Log)
+	return server.New(server.Handlers{V1: v1, V2: v2, Directory: dir, BenchNoop: opts.BenchNoop}, a.Log)
 }

@@ -1,4 +1,4 @@
-package notify
+package notify_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dripfaucet/drip/internal/notify"
 	"log/slog"
 	"net/url"
 	"strconv"
@@ -93,21 +94,21 @@ func (s *scene) cross(t *testing.T) {
 }
 
 // worker returns a worker over the scene's store and clock.
-func (s *scene) worker(t *testing.T, c Config) *Worker {
+func (s *scene) worker(t *testing.T, c notify.Config) *notify.Worker {
 	t.Helper()
 	c.Store, c.Now = s.env.App.Store, s.env.Clock.Now
 	c.Log = slog.New(slog.NewTextHandler(t.Output(), nil))
-	return NewWorker(c)
+	return notify.NewWorker(c)
 }
 
 // smtpWorker is a worker mailing through mb.
-func (s *scene) smtpWorker(t *testing.T, mb *mailbox) *Worker {
+func (s *scene) smtpWorker(t *testing.T, mb *mailbox) *notify.Worker {
 	t.Helper()
 	sender, err := mail.NewSMTP(mb.url())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.worker(t, Config{Mail: sender, Channel: "smtp"})
+	return s.worker(t, notify.Config{Mail: sender, Channel: "smtp"})
 }
 
 // notifications are the faucet's notifications, oldest first.
@@ -153,7 +154,7 @@ func (s *scene) insert(t *testing.T, count int) {
 }
 
 // runOnce runs w once and fails the test unless it delivers want.
-func runOnce(t *testing.T, w *Worker, want int) {
+func runOnce(t *testing.T, w *notify.Worker, want int) {
 	t.Helper()
 	got, err := w.RunOnce(t.Context())
 	if err != nil {
@@ -274,7 +275,7 @@ func TestWorkerBackoffSchedule(t *testing.T) {
 	eachEngine(t, func(t *testing.T, st store.Store) {
 		s := newScene(t, st, 1000)
 		var calls atomic.Int64
-		w := s.worker(t, Config{Mail: senderFunc(func(context.Context, mail.Message) error {
+		w := s.worker(t, notify.Config{Mail: senderFunc(func(context.Context, mail.Message) error {
 			calls.Add(1)
 			return errors.New("connection refused")
 		})})
@@ -294,7 +295,7 @@ func TestWorkerBackoffSchedule(t *testing.T) {
 				t.Fatalf("%v after failure %d: %d sends, want %d", wait, i+1, got, i+2)
 			}
 		}
-		// The eighth attempt was the last (DefaultMaxAttempts).
+		// The eighth attempt was the last (notify.DefaultMaxAttempts).
 		s.env.Clock.Advance(7 * 24 * time.Hour)
 		runOnce(t, w, 0)
 		if got := calls.Load(); got != 8 {
@@ -337,7 +338,7 @@ func TestWorkerGivesUpAtOnce(t *testing.T) {
 					s.faucet = ownerlessFaucet(t, s.env)
 				}
 				var calls atomic.Int64
-				w := s.worker(t, Config{Mail: senderFunc(func(context.Context, mail.Message) error {
+				w := s.worker(t, notify.Config{Mail: senderFunc(func(context.Context, mail.Message) error {
 					calls.Add(1)
 					return tt.sendErr
 				})})
@@ -350,8 +351,8 @@ func TestWorkerGivesUpAtOnce(t *testing.T) {
 					t.Errorf("%d sends, want %d", got, tt.wantSends)
 				}
 				n := s.only(t)
-				if n.Attempts != DefaultMaxAttempts || n.SentAt != nil || !strings.Contains(n.LastError, tt.wantError) {
-					t.Errorf("notification %+v, want %d attempts, unsent, error containing %q", n, DefaultMaxAttempts, tt.wantError)
+				if n.Attempts != notify.DefaultMaxAttempts || n.SentAt != nil || !strings.Contains(n.LastError, tt.wantError) {
+					t.Errorf("notification %+v, want %d attempts, unsent, error containing %q", n, notify.DefaultMaxAttempts, tt.wantError)
 				}
 			})
 		})
@@ -398,7 +399,7 @@ func TestWorkerLogSenderRecordsChannelLog(t *testing.T) {
 	eachEngine(t, func(t *testing.T, st store.Store) {
 		s := newScene(t, st, 1000)
 		var buf bytes.Buffer
-		w := s.worker(t, Config{Mail: mail.NewLog(slog.New(slog.NewJSONHandler(&buf, nil))), Channel: "log"})
+		w := s.worker(t, notify.Config{Mail: mail.NewLog(slog.New(slog.NewJSONHandler(&buf, nil))), Channel: "log"})
 		s.cross(t)
 
 		runOnce(t, w, 1)
@@ -421,37 +422,16 @@ func TestWorkerLogSenderRecordsChannelLog(t *testing.T) {
 	})
 }
 
-func TestWorkerChannelDefaultsToSender(t *testing.T) {
-	t.Parallel()
-	smtpSender, err := mail.NewSMTP("smtp://127.0.0.1:25?from=drip@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		name   string
-		sender mail.Sender
-		want   string
-	}{
-		{"no sender logs", nil, "log"},
-		{"log sender", mail.NewLog(slog.Default()), "log"},
-		{"smtp sender", smtpSender, "smtp"},
-	} {
-		if got := NewWorker(Config{Mail: tt.sender}).channel; got != tt.want {
-			t.Errorf("%s: channel %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestWorkersRacingDeliverEachOnce(t *testing.T) {
 	t.Parallel()
-	for _, count := range []int{1, 3 * batchSize} {
+	for _, count := range []int{1, 3 * notify.BatchSize} {
 		t.Run(fmt.Sprintf("%d notifications", count), func(t *testing.T) {
 			t.Parallel()
 			eachEngine(t, func(t *testing.T, st store.Store) {
 				s := newScene(t, st, 1000)
 				mb := startMailbox(t)
 				s.insert(t, count)
-				workers := []*Worker{s.smtpWorker(t, mb), s.smtpWorker(t, mb), s.smtpWorker(t, mb)}
+				workers := []*notify.Worker{s.smtpWorker(t, mb), s.smtpWorker(t, mb), s.smtpWorker(t, mb)}
 
 				var total atomic.Int64
 				var wg sync.WaitGroup
@@ -566,7 +546,7 @@ func TestRunDeliversUntilCancelled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := s.worker(t, Config{Mail: sender, Poll: 10 * time.Millisecond})
+		w := s.worker(t, notify.Config{Mail: sender, Poll: 10 * time.Millisecond})
 
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
@@ -594,25 +574,6 @@ func TestRunDeliversUntilCancelled(t *testing.T) {
 	})
 }
 
-func TestSubjectStaysOneLine(t *testing.T) {
-	t.Parallel()
-	f := &drip.Faucet{ID: 7, Name: "Evil\r\nBcc: all@example.com"}
-	m := lowBalanceMessage(f, &drip.User{Username: "ann", Email: "ann@example.com"},
-		&drip.Notification{Kind: "low_balance", Coin: "DOGE", Threshold: 100_000_000, Balance: 1})
-	if want := `drip: Faucet "Evil  Bcc: all@example.com" is low on DOGE`; m.Subject != want {
-		t.Errorf("Subject = %q, want %q", m.Subject, want)
-	}
-	for _, line := range []string{
-		"Balance:   0.00000001 DOGE (1 smallest units)",
-		"Threshold: 1 DOGE (100000000 smallest units)",
-		`faucet "Evil  Bcc: all@example.com" (id 7)`,
-	} {
-		if !strings.Contains(m.Body, line) {
-			t.Errorf("body lacks %q:\n%s", line, m.Body)
-		}
-	}
-}
-
 // senderFunc is a mail.Sender made of a function.
 type senderFunc func(ctx context.Context, m mail.Message) error
 
@@ -623,16 +584,16 @@ func TestWorkerLeavesTheRestWhenHalfTheLeaseIsGone(t *testing.T) {
 	eachEngine(t, func(t *testing.T, st store.Store) {
 		s := newScene(t, st, 1000)
 		var calls atomic.Int64
-		w := s.worker(t, Config{Mail: senderFunc(func(context.Context, mail.Message) error {
+		w := s.worker(t, notify.Config{Mail: senderFunc(func(context.Context, mail.Message) error {
 			calls.Add(1)
-			s.env.Clock.Advance(DefaultLease/2 + time.Second) // a very slow server
+			s.env.Clock.Advance(notify.DefaultLease/2 + time.Second) // a very slow server
 			return nil
 		})})
 		s.insert(t, 2)
 
 		runOnce(t, w, 1) // the second is left leased, not sent late
 		runOnce(t, w, 0) // and no one may take it before the lease ends
-		s.env.Clock.Advance(DefaultLease / 2)
+		s.env.Clock.Advance(notify.DefaultLease / 2)
 		runOnce(t, w, 1)
 		if got := calls.Load(); got != 2 {
 			t.Errorf("%d sends, want 2", got)
@@ -651,7 +612,7 @@ func TestWorkerCancelledMidSendCountsNoAttempt(t *testing.T) {
 		s := newScene(t, st, 1000)
 		ctx, cancel := context.WithCancel(t.Context())
 		var calls atomic.Int64
-		w := s.worker(t, Config{Mail: senderFunc(func(ctx context.Context, _ mail.Message) error {
+		w := s.worker(t, notify.Config{Mail: senderFunc(func(ctx context.Context, _ mail.Message) error {
 			if calls.Add(1) == 1 {
 				cancel() // shutdown while the server is talking
 				return ctx.Err()
@@ -667,7 +628,7 @@ func TestWorkerCancelledMidSendCountsNoAttempt(t *testing.T) {
 			t.Errorf("notification %+v, want no attempt counted", n)
 		}
 		runOnce(t, w, 0) // still leased
-		s.env.Clock.Advance(DefaultLease)
+		s.env.Clock.Advance(notify.DefaultLease)
 		runOnce(t, w, 1)
 		if n := s.only(t); n.SentAt == nil || n.Attempts != 1 {
 			t.Errorf("notification %+v, want sent after 1 attempt", n)

@@ -12,12 +12,16 @@ import (
 
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apiv2"
+	"github.com/dripfaucet/drip/internal/web"
 )
 
 // Handlers are the interfaces the server mounts.
 type Handlers struct {
 	V1 *apiv1.Handler
 	V2 *apiv2.Handler
+	// Directory is the public faucet list (D44): web.DirectoryPath,
+	// web.ListPath and web.ListPathV1.
+	Directory *web.Directory
 	// BenchNoop mounts POST /bench/noop: a constant v1-shaped reply through
 	// the same listener and middleware, the ceiling drip bench measures
 	// scenarios against. Off in production.
@@ -44,10 +48,18 @@ func New(h Handlers, log *slog.Logger) http.Handler {
 			_, _ = w.Write(noopReply)
 		})
 	}
+	mux.Handle("GET "+web.DirectoryPath, h.Directory)
+	mux.Handle(web.ListPath, h.Directory)
 	// v1 owns everything under its prefix and answers every path itself
 	// (404 for unknown ones), before ServeMux could clean "//send" or
 	// "/./send" into a redirect: a v1 reply is always HTTP 200 JSON (D20).
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The faucet list answers under v1's prefix too, where existing
+		// faucet-list clients call it; it is not a v1 operation.
+		if r.URL.Path == web.ListPathV1 {
+			h.Directory.ServeHTTP(w, r)
+			return
+		}
 		if under(r.URL.Path, apiv1.Prefix) {
 			h.V1.ServeHTTP(w, r)
 			return

@@ -1,0 +1,4 @@
+package notify
+
+// BatchSize is batchSize, for the tests of package notify_test.
+const BatchSize = batchSize
