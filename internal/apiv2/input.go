@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -62,6 +63,9 @@ func (in *input) decode(dst any) error {
 	if !utf8.Valid(in.body) {
 		return drip.Errorf(drip.CodeMalformed, "The request body is not valid UTF-8.")
 	}
+	if escapedNUL.Match(in.body) {
+		return errNUL
+	}
 	dec := json.NewDecoder(bytes.NewReader(in.body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
@@ -73,6 +77,13 @@ func (in *input) decode(dst any) error {
 	}
 	return nil
 }
+
+// escapedNUL finds a \u0000 escape that is not itself escaped (an odd run
+// of backslashes before the u). No field takes a NUL character, PostgreSQL
+// stores none, and a value carrying one must not be read as its clean part.
+var escapedNUL = regexp.MustCompile(`(^|[^\\])(\\\\)*\\u0000`)
+
+var errNUL = drip.Errorf(drip.CodeInvalid, "Strings must not contain NUL characters.")
 
 func jsonError(err error) error {
 	var typeErr *json.UnmarshalTypeError
@@ -134,6 +145,9 @@ func decodeQuery(q url.Values, dst any) error {
 		s := values[len(values)-1]
 		if !utf8.ValidString(s) {
 			return drip.Errorf(drip.CodeInvalid, "Invalid %s: not valid UTF-8.", name)
+		}
+		if strings.ContainsRune(s, 0) {
+			return errNUL
 		}
 		switch f.Kind() {
 		case reflect.String:

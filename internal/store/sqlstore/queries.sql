@@ -358,7 +358,7 @@ SELECT {{ListingRequestColumns}} FROM listing_requests WHERE faucet_id = $1 ORDE
 SELECT {{ListingRequestColumns}} FROM listing_requests WHERE status = $1 ORDER BY id;
 
 -- name: ListingRequestDecide
-UPDATE listing_requests SET status = $2, decided_at = $3, refund_transfer_id = NULLIF($4, 0)
+UPDATE listing_requests SET status = $2, decided_at = $3, refund_transfer_id = NULLIF(CAST($4 AS BIGINT), 0)
 WHERE id = $1 AND status = 'pending';
 
 -- name: RefusalInsert

@@ -17,8 +17,11 @@ func scanIdempotency(scan func(dest ...any) error) (*drip.Idempotency, error) {
 	var created int64
 	err := scan(&r.FaucetID, &r.Key, &r.RequestHash, &r.PayoutID, &r.Coin, &r.Balance, &r.PayoutUserHash,
 		&r.RateRemaining, &created)
+	if err != nil {
+		return nil, err
+	}
 	r.CreatedAt = fromMicros(created)
-	return &r, err
+	return &r, nil
 }
 
 func (q *querier) IdempotencyGet(ctx context.Context, faucetID int64, key string) (*drip.Idempotency, error) {

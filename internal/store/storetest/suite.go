@@ -68,6 +68,17 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"ReconcileCleanLedgerIsEmpty", testReconcileClean},
 		{"ReconcileFindsABrokenLedger", testReconcileBroken},
 		{"ConcurrentDebitsNeverOverdraw", testConcurrentDebits},
+		{"FaucetSettingsAndLowBalanceRoundTrip", testFaucetSettingsAndLowBalanceRoundTrip},
+		{"IdempotencyInsertGetAndDeleteBefore", testIdempotencyInsertGetAndDelete},
+		{"IdempotencyWrittenWithPayoutBatchOrFailsIt", testIdempotencyWrittenWithPayoutBatch},
+		{"KeySpendAddUpToTheCapPerKeyAndDay", testKeySpendAddUpToTheCap},
+		{"StatsDailyByUTCDayAndCoin", testStatsDailyByUTCDayAndCoin},
+		{"StatsUsersLargestFirstAndPaged", testStatsUsersLargestFirstAndPaged},
+		{"TransactionListSignedNewestFirstAndPaged", testTransactionListSignedNewestFirst},
+		{"NotificationInsertAndListNewestFirst", testNotificationInsertAndList},
+		{"NotificationClaimLeasesAndRecordEnds", testNotificationClaimLeaseAndRecord},
+		{"ListingCostSetListAndWithdraw", testListingCosts},
+		{"ListingRequestsOneOpenPerFaucet", testListingRequests},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,1142 @@
+// Tests of v2 /send (spec 4.2 send, 5 v2, 8; DESIGN D3, D5, D34-D36, D60):
+// the idempotency key (D35) and the per-key daily USD cap (D36). They drive
+// the real server over HTTP through apptest, on every engine
+// storetest.Engines gives, and reconcile the ledger (D3) after each test.
+//
+// Helpers carry the prefix snd so they cannot clash with the other test
+// files of this package.
+package apiv2_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+
+	"github.com/dripfaucet/drip/internal/apiv2"
+	"github.com/dripfaucet/drip/internal/app"
+	"github.com/dripfaucet/drip/internal/apptest"
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/key"
+	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/price"
+	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/store"
+	"github.com/dripfaucet/drip/internal/store/storetest"
+)
+
+// sndRate keeps the request rate (D40) from deciding any outcome here.
+var sndRate = ratelimit.Config{PerMinute: 60000, Burst: 10000}
+
+// sndStart is the clock apptest starts at: 15:09:26 UTC, so 8h50m34s
+// (31834 s) before the UTC midnight that resets daily caps (D36).
+var sndStart = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+
+// sndRun runs fn as a parallel subtest on every engine (D30, D31).
+func sndRun(t *testing.T, fn func(t *testing.T, eng storetest.Engine)) {
+	t.Helper()
+	t.Parallel()
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, eng)
+		})
+	}
+}
+
+// sndEnv is apptest.New with the request rate out of the way.
+func sndEnv(t *testing.T, eng storetest.Engine, prices price.Source) *apptest.Env {
+	t.Helper()
+	return apptest.New(t, eng.Open(t), apptest.Options{Rate: sndRate, Prices: prices})
+}
+
+// sndEnvClocked does what apptest.New does, but lets prices be built on the
+// env's own clock first (a feed judges staleness by it, D60).
+func sndEnvClocked(t *testing.T, st store.Store, prices func(now func() time.Time) price.Source) *apptest.Env {
+	t.Helper()
+	clock := apptest.NewClock(sndStart)
+	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: sndRate, Prices: prices(clock.Now)})
+	if err != nil {
+		t.Fatalf("app: %v", err)
+	}
+	srv := httptest.NewServer(a.Handler(app.HandlerOptions{}))
+	t.Cleanup(a.Close)
+	t.Cleanup(srv.Close)
+	return &apptest.Env{App: a, Server: srv, Clock: clock}
+}
+
+// sndBTCAt is a static table pricing BTC at usd a whole coin and nothing else.
+func sndBTCAt(usd string) price.Source {
+	return price.Static(map[string]decimal.Decimal{"BTC": decimal.RequireFromString(usd)}, "static", nil)
+}
+
+// sndMint mints a v2 key and returns it with its secret.
+func sndMint(t *testing.T, env *apptest.Env, p key.MintParams) (*drip.Key, string) {
+	t.Helper()
+	if p.Scopes == nil {
+		p.Scopes = []drip.Scope{drip.ScopeSend, drip.ScopeRead}
+	}
+	k, secret, err := env.App.Keys.Mint(context.Background(), p)
+	if err != nil {
+		t.Fatalf("mint key: %v", err)
+	}
+	return k, secret
+}
+
+// sndBody is a /send body; empty fields are left out.
+type sndBody struct {
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	To             string `json:"to,omitempty"`
+	Amount         any    `json:"amount,omitempty"`
+	Currency       string `json:"currency,omitempty"`
+	IPAddress      string `json:"ip_address,omitempty"`
+	Referral       string `json:"referral,omitempty"`
+}
+
+// sndData is the data of a paid send (spec 4.2).
+type sndData struct {
+	RateLimitRemaining float64     `json:"rate_limit_remaining"`
+	Currency           string      `json:"currency"`
+	Balance            int64       `json:"balance"`
+	BalanceBitcoin     json.Number `json:"balance_bitcoin"`
+	PayoutID           int64       `json:"payout_id"`
+	PayoutUserHash     string      `json:"payout_user_hash"`
+}
+
+// sndPaid checks a reply is a paid send, and whether it was replayed, and
+// returns its data.
+func sndPaid(t *testing.T, r *apptest.V2Reply, wantReplayed bool) sndData {
+	t.Helper()
+	if r.HTTPStatus != http.StatusOK {
+		t.Fatalf("HTTP %d, want 200: %s", r.HTTPStatus, r.Raw)
+	}
+	if got := r.Header.Get("Idempotent-Replayed") == "true"; got != wantReplayed {
+		t.Errorf("Idempotent-Replayed %q, want replayed=%v (D35)", r.Header.Get("Idempotent-Replayed"), wantReplayed)
+	}
+	var d sndData
+	r.Data(t, &d)
+	if d.PayoutID <= 0 {
+		t.Errorf("payout_id %d: %s", d.PayoutID, r.Raw)
+	}
+	return d
+}
+
+// sndRefused checks a reply is the refusal status/code, not replayed.
+func sndRefused(t *testing.T, r *apptest.V2Reply, status int, code string) {
+	t.Helper()
+	if r.HTTPStatus != status || r.Code() != code {
+		t.Fatalf("HTTP %d %q, want %d %q: %s", r.HTTPStatus, r.Code(), status, code, r.Raw)
+	}
+	if h := r.Header.Get("Idempotent-Replayed"); h != "" {
+		t.Errorf("a refusal carries Idempotent-Replayed %q", h)
+	}
+}
+
+// sndV1Status checks the error's v1_status against drip's one table; nil
+// means null is wanted.
+func sndV1Status(t *testing.T, r *apptest.V2Reply, want *int) {
+	t.Helper()
+	if r.Envelope.Error == nil {
+		t.Fatalf("no error member: %s", r.Raw)
+	}
+	got := r.Envelope.Error.V1Status
+	if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+		t.Errorf("v1_status %s, want %s: %s", sndIntText(got), sndIntText(want), r.Raw)
+	}
+}
+
+func sndIntText(p *int) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.Itoa(*p)
+}
+
+func sndInt(n int) *int { return &n }
+
+// sndRetryAfter reads a reply's Retry-After as whole seconds.
+func sndRetryAfter(t *testing.T, r *apptest.V2Reply) int {
+	t.Helper()
+	h := r.Header.Get("Retry-After")
+	n, err := strconv.Atoi(h)
+	if err != nil || n <= 0 {
+		t.Fatalf("Retry-After %q, want a positive number of seconds: %s", h, r.Raw)
+	}
+	return n
+}
+
+// sndPayouts lists the faucet's payouts from the store.
+func sndPayouts(t *testing.T, env *apptest.Env, f *drip.Faucet) []drip.Payout {
+	t.Helper()
+	list, err := env.App.Store.PayoutList(context.Background(), &store.PayoutListParams{FaucetID: f.ID, Limit: 1000})
+	if err != nil {
+		t.Fatalf("payout list: %v", err)
+	}
+	return list
+}
+
+// sndSpend is a key's spend of the current UTC day, in USD micros.
+func sndSpend(t *testing.T, env *apptest.Env, k *drip.Key) int64 {
+	t.Helper()
+	n, err := env.App.Store.KeySpendGet(context.Background(), k.ID, ledger.Day(env.Clock.Now()))
+	if err != nil {
+		t.Fatalf("key spend: %v", err)
+	}
+	return n
+}
+
+// sndReply is what one concurrent sender saw. Errors are kept, not
+// reported, because t.Fatal may not be called from a sender's goroutine.
+type sndReply struct {
+	HTTPStatus int
+	Replayed   bool
+	Raw        string
+	Code       string
+	Data       sndData
+	Err        error
+}
+
+// sndReq is one concurrent request: a Bearer key and a /send body, to one
+// of the servers (index into the urls sndSendAll is given).
+type sndReq struct {
+	Server int
+	Key    string
+	Body   sndBody
+}
+
+// sndSendAll starts one goroutine per request, releases them together, and
+// returns the replies in request order. Its keep-alive client has room for
+// every sender, so the requests reach the servers together.
+func sndSendAll(t *testing.T, servers []string, reqs []sndReq) []sndReply {
+	t.Helper()
+	tr := &http.Transport{MaxIdleConns: len(reqs), MaxIdleConnsPerHost: len(reqs)}
+	t.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	replies := make([]sndReply, len(reqs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, rq := range reqs {
+		wg.Go(func() {
+			<-start
+			replies[i] = sndPost(client, servers[rq.Server]+apiv2.Prefix+"/send", rq)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, r := range replies {
+		if r.Err != nil {
+			t.Errorf("sender %d: %v %s", i, r.Err, r.Raw)
+		}
+	}
+	return replies
+}
+
+func sndPost(client *http.Client, target string, rq sndReq) sndReply {
+	body, err := json.Marshal(rq.Body)
+	if err != nil {
+		return sndReply{Err: err}
+	}
+	req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return sndReply{Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+rq.Key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return sndReply{Err: err}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	r := sndReply{HTTPStatus: resp.StatusCode, Raw: string(raw), Err: err,
+		Replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
+	if err != nil {
+		return r
+	}
+	var env struct {
+		Status int             `json:"status"`
+		Data   json.RawMessage `json:"data"`
+		Error  *struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		r.Err = fmt.Errorf("reply is not a v2 envelope: %v", err)
+		return r
+	}
+	if env.Status != resp.StatusCode {
+		r.Err = fmt.Errorf("envelope status %d, HTTP %d", env.Status, resp.StatusCode)
+	}
+	if env.Error != nil {
+		r.Code = env.Error.Code
+	} else if err := json.Unmarshal(env.Data, &r.Data); err != nil {
+		r.Err = fmt.Errorf("data: %v", err)
+	}
+	return r
+}
+
+// sndOutcomes counts replies by "HTTP code" ("200", "409 insufficient_balance").
+func sndOutcomes(replies []sndReply) map[string]int {
+	counts := map[string]int{}
+	for _, r := range replies {
+		k := strconv.Itoa(r.HTTPStatus)
+		if r.Code != "" {
+			k += " " + r.Code
+		}
+		counts[k]++
+	}
+	return counts
+}
+
+// TestSendIdempotentConcurrentDuplicatesPayOnce: 50 sends with one
+// idempotency key at once pay exactly once (D35: a concurrent duplicate
+// waits for the first and then replays). Every reply is 200 with the same
+// payout_id; exactly one is the original, 49 carry Idempotent-Replayed.
+func TestSendIdempotentConcurrentDuplicatesPayOnce(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		const senders, amount = 50, 1234
+		env := sndEnv(t, eng, nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
+		alice := env.User(t, "alice")
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		body := sndBody{IdempotencyKey: "order-42", To: "alice", Amount: amount, Currency: "BTC"}
+		reqs := make([]sndReq, senders)
+		for i := range reqs {
+			reqs[i] = sndReq{Key: secret, Body: body}
+		}
+
+		replies := sndSendAll(t, []string{env.Server.URL}, reqs)
+
+		if diff := cmp.Diff(map[string]int{"200": senders}, sndOutcomes(replies)); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		var originals int
+		ids := map[int64]int{}
+		for _, r := range replies {
+			if !r.Replayed {
+				originals++
+			}
+			ids[r.Data.PayoutID]++
+		}
+		if originals != 1 {
+			t.Errorf("%d replies without Idempotent-Replayed: true, want exactly 1 (the one that paid)", originals)
+		}
+		if len(ids) != 1 {
+			t.Errorf("payout_ids replied -> count: %v, want one id for all %d", ids, senders)
+		}
+		// Every reply is the original's data, byte for byte in meaning.
+		for i, r := range replies[1:] {
+			if diff := cmp.Diff(replies[0].Data, r.Data); diff != "" {
+				t.Errorf("reply %d differs from reply 0 (-0 +%d):\n%s", i+1, i+1, diff)
+			}
+		}
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != amount {
+			t.Errorf("recipient balance %d, want %d (paid once)", got, amount)
+		}
+		if got := env.Balance(t, f.AccountID, "BTC"); got != 1_000_000-amount {
+			t.Errorf("faucet balance %d, want %d", got, 1_000_000-amount)
+		}
+		if list := sndPayouts(t, env, f); len(list) != 1 || list[0].ID != replies[0].Data.PayoutID {
+			t.Errorf("faucet payouts %+v, want exactly payout %d", list, replies[0].Data.PayoutID)
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendIdempotentDuplicatesAcrossNodes: two application instances over
+// one database (D31) each have their own in-process lock, so duplicates
+// that reach different nodes are decided by the database's key on
+// (faucet, idempotency_key): still one payout, and every reply names it.
+func TestSendIdempotentDuplicatesAcrossNodes(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		const senders, amount = 40, 777
+		st := eng.Open(t)
+		env := apptest.New(t, st, apptest.Options{Rate: sndRate})
+		node2 := sndEnvClocked(t, st, func(now func() time.Time) price.Source { return nil })
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
+		alice := env.User(t, "alice")
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		// Several rounds, each with a fresh key, so the race is really run.
+		for round := range 5 {
+			body := sndBody{IdempotencyKey: fmt.Sprintf("round-%d", round), To: "alice", Amount: amount, Currency: "BTC"}
+			reqs := make([]sndReq, senders)
+			for i := range reqs {
+				reqs[i] = sndReq{Server: i % 2, Key: secret, Body: body}
+			}
+			replies := sndSendAll(t, []string{env.Server.URL, node2.Server.URL}, reqs)
+			if diff := cmp.Diff(map[string]int{"200": senders}, sndOutcomes(replies)); diff != "" {
+				t.Errorf("round %d: outcomes (-want +got):\n%s", round, diff)
+				for _, r := range replies {
+					if r.HTTPStatus != http.StatusOK {
+						t.Logf("round %d: %d %s", round, r.HTTPStatus, r.Raw)
+						break
+					}
+				}
+			}
+			ids := map[int64]bool{}
+			originals := 0
+			for _, r := range replies {
+				if r.HTTPStatus == http.StatusOK {
+					ids[r.Data.PayoutID] = true
+					if !r.Replayed {
+						originals++
+					}
+				}
+			}
+			if len(ids) != 1 || originals != 1 {
+				t.Errorf("round %d: payout_ids %v and %d unreplayed replies, want one id and 1", round, ids, originals)
+			}
+		}
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != 5*amount {
+			t.Errorf("recipient balance %d, want %d (5 keys, each paid once)", got, 5*amount)
+		}
+		if list := sndPayouts(t, env, f); len(list) != 5 {
+			t.Errorf("faucet has %d payouts, want 5", len(list))
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendIdempotentManyKeysAcrossNodes: 30 keys, each sent twice at once,
+// once to each of two nodes over one database. A batch that holds a key
+// the other node bound first fails as a whole and is retried payout by
+// payout (D5), so the innocent payouts batched with it still pay: exactly
+// 30 payouts, each key's two replies naming the same one.
+func TestSendIdempotentManyKeysAcrossNodes(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		const keys, amount = 30, 500
+		st := eng.Open(t)
+		env := apptest.New(t, st, apptest.Options{Rate: sndRate})
+		node2 := sndEnvClocked(t, st, func(now func() time.Time) price.Source { return nil })
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
+		users := []*drip.User{env.User(t, "alice"), env.User(t, "bob")}
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		reqs := make([]sndReq, 0, 2*keys)
+		for i := range keys {
+			body := sndBody{IdempotencyKey: fmt.Sprint("multi-", i), To: users[i%2].Username, Amount: amount, Currency: "BTC"}
+			reqs = append(reqs, sndReq{Server: 0, Key: secret, Body: body}, sndReq{Server: 1, Key: secret, Body: body})
+		}
+
+		replies := sndSendAll(t, []string{env.Server.URL, node2.Server.URL}, reqs)
+
+		if diff := cmp.Diff(map[string]int{"200": 2 * keys}, sndOutcomes(replies)); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		for i := range keys {
+			a, b := replies[2*i], replies[2*i+1]
+			if a.HTTPStatus != http.StatusOK || b.HTTPStatus != http.StatusOK {
+				continue
+			}
+			if a.Data != b.Data || a.Replayed == b.Replayed {
+				t.Errorf("key %d: replies %+v (replayed %v) and %+v (replayed %v), want the same data, one replayed",
+					i, a.Data, a.Replayed, b.Data, b.Replayed)
+			}
+		}
+		if list := sndPayouts(t, env, f); len(list) != keys {
+			t.Errorf("faucet has %d payouts, want %d", len(list), keys)
+		}
+		if got := env.Balance(t, f.AccountID, "BTC"); got != 1_000_000-keys*amount {
+			t.Errorf("faucet balance %d, want %d", got, 1_000_000-keys*amount)
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendIdempotentRetryReplaysOriginal: a retry after completion answers
+// the original reply (same balance, payout_id, payout_user_hash and
+// rate_limit_remaining) with Idempotent-Replayed: true, and pays nothing,
+// even once the faucet could no longer pay it or when the amount is
+// written as a string instead of a number (the same request, D27).
+func TestSendIdempotentRetryReplaysOriginal(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
+		alice := env.User(t, "alice")
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, other := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		body := sndBody{IdempotencyKey: "retry-1", To: "alice", Amount: 4000, Currency: "BTC", Referral: "ref-7"}
+
+		first := env.V2(t, secret, "/send", body)
+		orig := sndPaid(t, first, false)
+		if want := (sndData{RateLimitRemaining: orig.RateLimitRemaining, Currency: "BTC", Balance: 6000,
+			BalanceBitcoin: "0.00006", PayoutID: orig.PayoutID, PayoutUserHash: alice.PayoutUserHash}); !cmp.Equal(want, orig) {
+			t.Errorf("original data (-want +got):\n%s", cmp.Diff(want, orig))
+		}
+
+		// Other sends move the balance and drain the bucket's level.
+		sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "retry-2", To: "alice", Amount: 5000, Currency: "BTC"}), false)
+
+		tests := []struct {
+			name string
+			key  string
+			body sndBody
+		}{
+			{"same request", secret, body},
+			{"again", secret, body},
+			{"amount as a string", secret, func() sndBody { b := body; b.Amount = "4000"; return b }()},
+			{"another key of the faucet", other, body},
+		}
+		for _, tt := range tests {
+			r := env.V2(t, tt.key, "/send", tt.body)
+			got := sndPaid(t, r, true)
+			if diff := cmp.Diff(orig, got); diff != "" {
+				t.Errorf("%s: replayed data differs from the original (-original +replay):\n%s", tt.name, diff)
+			}
+			if r.Envelope.Message != first.Envelope.Message {
+				t.Errorf("%s: message %q, original %q", tt.name, r.Envelope.Message, first.Envelope.Message)
+			}
+		}
+		// The faucet holds 1000 now, less than the 4000 of the original:
+		// a replay still answers 200, because it pays nothing.
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != 9000 {
+			t.Errorf("recipient balance %d, want 9000 (two payouts, no replay paid)", got)
+		}
+		if list := sndPayouts(t, env, f); len(list) != 2 {
+			t.Errorf("faucet has %d payouts, want 2", len(list))
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendIdempotencyKeyReuseWithOtherRequest: the key bound to one payout,
+// reused for a different request, is 409 idempotency_key_reuse and pays
+// nothing (D35); the original stays replayable.
+func TestSendIdempotencyKeyReuseWithOtherRequest(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000, "DOGE": 100_000})
+		alice := env.User(t, "alice")
+		bob := env.User(t, "bob")
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		body := sndBody{IdempotencyKey: "bound", To: "alice", Amount: 1000, Currency: "BTC", Referral: "r1"}
+		orig := sndPaid(t, env.V2(t, secret, "/send", body), false)
+
+		change := func(fn func(b *sndBody)) sndBody { b := body; fn(&b); return b }
+		tests := []struct {
+			name string
+			body sndBody
+		}{
+			{"amount", change(func(b *sndBody) { b.Amount = 1001 })},
+			{"to", change(func(b *sndBody) { b.To = "bob" })},
+			{"currency", change(func(b *sndBody) { b.Currency = "DOGE" })},
+			{"referral", change(func(b *sndBody) { b.Referral = "r2" })},
+			{"referral dropped", change(func(b *sndBody) { b.Referral = "" })},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := env.V2(t, secret, "/send", tt.body)
+				sndRefused(t, r, http.StatusConflict, "idempotency_key_reuse")
+				sndV1Status(t, r, nil) // v1 has no such outcome (drip.v1Status)
+			})
+		}
+		if got := sndPaid(t, env.V2(t, secret, "/send", body), true); got != orig {
+			t.Errorf("after the reuses the replay is %+v, want the original %+v", got, orig)
+		}
+		if got := env.Balance(t, alice.AccountID, "BTC") + env.Balance(t, bob.AccountID, "BTC") + env.Balance(t, bob.AccountID, "DOGE") + env.Balance(t, alice.AccountID, "DOGE"); got != 1000 {
+			t.Errorf("recipients hold %d in all, want 1000 (only the original paid)", got)
+		}
+		if list := sndPayouts(t, env, f); len(list) != 1 {
+			t.Errorf("faucet has %d payouts, want 1", len(list))
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendRefusalDoesNotBindKey: only a paid payout binds a key (D35). A
+// send refused for balance, recipient, amount or currency leaves the key
+// free: the retry with the same key pays, once, and is not a replay.
+func TestSendRefusalDoesNotBindKey(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 500})
+		alice := env.User(t, "alice")
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+
+		// Insufficient balance, then a deposit, then the retry.
+		body := sndBody{IdempotencyKey: "after-deposit", To: "alice", Amount: 2000, Currency: "BTC"}
+		r := env.V2(t, secret, "/send", body)
+		sndRefused(t, r, http.StatusConflict, "insufficient_balance")
+		sndV1Status(t, r, sndInt(402))
+		if _, err := env.App.Ledger.Deposit(context.Background(), f, "BTC", 10_000); err != nil {
+			t.Fatalf("deposit: %v", err)
+		}
+		d := sndPaid(t, env.V2(t, secret, "/send", body), false)
+		if d.Balance != 8500 {
+			t.Errorf("balance after the retry %d, want 8500", d.Balance)
+		}
+		if again := sndPaid(t, env.V2(t, secret, "/send", body), true); again != d {
+			t.Errorf("replay %+v, want %+v", again, d)
+		}
+
+		// Refusals before the ledger, each followed by a good send with the
+		// same key (a different request: it must pay, not clash).
+		tests := []struct {
+			name       string
+			bad        sndBody
+			status     int
+			code       string
+			wantV1     *int
+			goodAmount int64
+		}{
+			{"unknown recipient", sndBody{To: "nobody", Amount: 100, Currency: "BTC"}, 400, "recipient_not_payable", sndInt(456), 101},
+			{"invalid amount zero", sndBody{To: "alice", Amount: "0", Currency: "BTC"}, 400, "invalid_amount", sndInt(405), 102},
+			{"invalid amount fraction", sndBody{To: "alice", Amount: "1.5", Currency: "BTC"}, 400, "invalid_amount", sndInt(405), 103},
+			{"invalid currency", sndBody{To: "alice", Amount: 100, Currency: "NOPE"}, 400, "invalid_currency", sndInt(410), 104},
+		}
+		paid := d.Balance
+		for i, tt := range tests {
+			idem := fmt.Sprintf("refused-%d", i)
+			tt.bad.IdempotencyKey = idem
+			r := env.V2(t, secret, "/send", tt.bad)
+			sndRefused(t, r, tt.status, tt.code)
+			sndV1Status(t, r, tt.wantV1)
+			// The same refused request again is refused again, not replayed.
+			sndRefused(t, env.V2(t, secret, "/send", tt.bad), tt.status, tt.code)
+			good := sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: idem, To: "alice", Amount: tt.goodAmount, Currency: "BTC"}), false)
+			paid -= tt.goodAmount
+			if good.Balance != paid {
+				t.Errorf("%s: balance after the good send %d, want %d", tt.name, good.Balance, paid)
+			}
+		}
+		want := int64(2000 + 101 + 102 + 103 + 104)
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != want {
+			t.Errorf("recipient balance %d, want %d", got, want)
+		}
+		if list := sndPayouts(t, env, f); len(list) != 5 {
+			t.Errorf("faucet has %d payouts, want 5", len(list))
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendIdempotencyKeysArePerFaucet: keys are scoped per faucet (D35):
+// the same key on another faucet is another payout.
+func TestSendIdempotencyKeysArePerFaucet(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, nil)
+		f1, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
+		f2, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
+		alice := env.User(t, "alice")
+		_, k1 := sndMint(t, env, key.MintParams{FaucetID: f1.ID})
+		_, k2 := sndMint(t, env, key.MintParams{FaucetID: f2.ID})
+		body := sndBody{IdempotencyKey: "shared", To: "alice", Amount: 1000, Currency: "BTC"}
+
+		d1 := sndPaid(t, env.V2(t, k1, "/send", body), false)
+		d2 := sndPaid(t, env.V2(t, k2, "/send", body), false)
+		if d1.PayoutID == d2.PayoutID {
+			t.Errorf("both faucets answered payout %d", d1.PayoutID)
+		}
+		// A different request with the key on faucet 2 is a reuse there,
+		// whatever faucet 1 did with it.
+		sndRefused(t, env.V2(t, k2, "/send", sndBody{IdempotencyKey: "shared", To: "alice", Amount: 999, Currency: "BTC"}),
+			http.StatusConflict, "idempotency_key_reuse")
+		if got := sndPaid(t, env.V2(t, k1, "/send", body), true); got != d1 {
+			t.Errorf("faucet 1 replay %+v, want %+v", got, d1)
+		}
+		if got := sndPaid(t, env.V2(t, k2, "/send", body), true); got != d2 {
+			t.Errorf("faucet 2 replay %+v, want %+v", got, d2)
+		}
+		for _, f := range []*drip.Faucet{f1, f2} {
+			if got := env.Balance(t, f.AccountID, "BTC"); got != 9000 {
+				t.Errorf("faucet %d balance %d, want 9000", f.ID, got)
+			}
+		}
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != 2000 {
+			t.Errorf("recipient balance %d, want 2000", got)
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendIdempotencyKeyForm: 1 to 255 printable ASCII characters (D35);
+// anything else, or none, is 400 and pays nothing.
+func TestSendIdempotencyKeyForm(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000})
+		alice := env.User(t, "alice")
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		tests := []struct {
+			name string
+			key  string
+			ok   bool
+		}{
+			{"1 character", "k", true},
+			{"255 characters", strings.Repeat("x", 254) + "y", true},
+			{"every printable ASCII", func() string {
+				var b strings.Builder
+				for c := byte(0x20); c <= 0x7e; c++ {
+					b.WriteByte(c)
+				}
+				return b.String()
+			}(), true},
+			{"256 characters", strings.Repeat("z", 256), false},
+			{"missing", "", false},
+			{"tab", "a\tb", false},
+			{"newline", "a\nb", false},
+			{"DEL", "a\x7fb", false},
+			{"non-ASCII", "schlüssel", false},
+		}
+		var paid int64
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				amount := int64(100 + i)
+				body := sndBody{IdempotencyKey: tt.key, To: "alice", Amount: amount, Currency: "BTC"}
+				r := env.V2(t, secret, "/send", body)
+				if !tt.ok {
+					sndRefused(t, r, http.StatusBadRequest, "invalid")
+					sndV1Status(t, r, sndInt(405))
+					return
+				}
+				sndPaid(t, r, false)
+				paid += amount
+				sndPaid(t, env.V2(t, secret, "/send", body), true)
+			})
+		}
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != paid {
+			t.Errorf("recipient balance %d, want %d (the accepted keys, once each)", got, paid)
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendConcurrentDistinctKeysNoOverdraft: 40 sends with 40 different
+// keys race for a faucet that holds 30: exactly 30 pay, 10 are 409
+// insufficient_balance, the faucet ends at 0 (D2, D5), and each paid key
+// replays its own payout afterwards.
+func TestSendConcurrentDistinctKeysNoOverdraft(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		const senders, affordable, amount = 40, 30, 1000
+		env := sndEnv(t, eng, nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": affordable * amount})
+		users := []*drip.User{env.User(t, "alice"), env.User(t, "bob"), env.User(t, "carol")}
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		reqs := make([]sndReq, senders)
+		for i := range reqs {
+			reqs[i] = sndReq{Key: secret, Body: sndBody{IdempotencyKey: fmt.Sprintf("distinct-%02d", i),
+				To: users[i%len(users)].Username, Amount: amount, Currency: "BTC"}}
+		}
+
+		replies := sndSendAll(t, []string{env.Server.URL}, reqs)
+
+		want := map[string]int{"200": affordable, "409 insufficient_balance": senders - affordable}
+		if diff := cmp.Diff(want, sndOutcomes(replies)); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		var ids []int64
+		var balances []int64
+		for _, r := range replies {
+			if r.HTTPStatus == http.StatusOK {
+				if r.Replayed {
+					t.Errorf("a first send with its own key is marked replayed: %s", r.Raw)
+				}
+				ids = append(ids, r.Data.PayoutID)
+				balances = append(balances, r.Data.Balance)
+			}
+		}
+		slices.Sort(ids)
+		if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+			t.Errorf("payout_ids not unique: %v", ids)
+		}
+		var stored []int64
+		for _, p := range sndPayouts(t, env, f) {
+			stored = append(stored, p.ID)
+		}
+		slices.Sort(stored)
+		if diff := cmp.Diff(ids, stored); diff != "" {
+			t.Errorf("payouts stored vs replied (-replied +stored):\n%s", diff)
+		}
+		var wantBalances []int64
+		for b := range int64(affordable) {
+			wantBalances = append(wantBalances, b*amount)
+		}
+		slices.Sort(balances)
+		if diff := cmp.Diff(wantBalances, balances); diff != "" {
+			t.Errorf("balances of the paid replies (-want +got):\n%s", diff)
+		}
+		if got := env.Balance(t, f.AccountID, "BTC"); got != 0 {
+			t.Errorf("faucet balance %d, want 0", got)
+		}
+		var credited int64
+		for _, u := range users {
+			credited += env.Balance(t, u.AccountID, "BTC")
+		}
+		if credited != affordable*amount {
+			t.Errorf("recipients got %d, want %d", credited, affordable*amount)
+		}
+		// Each paid key replays its payout; each refused key is still free
+		// (refused again now, for the same reason, not replayed).
+		for i, r := range replies {
+			again := env.V2(t, secret, "/send", reqs[i].Body)
+			if r.HTTPStatus == http.StatusOK {
+				if got := sndPaid(t, again, true); got != r.Data {
+					t.Errorf("sender %d: replay %+v, want %+v", i, got, r.Data)
+				}
+			} else {
+				sndRefused(t, again, http.StatusConflict, "insufficient_balance")
+			}
+		}
+		env.Reconcile(t)
+	})
+}
+
+// sndCap is $1 a day, and BTC at $50,000 makes 1 satoshi 500 micros, so a
+// key with this cap may send 2000 satoshis a day.
+const sndCap = 1_000_000
+
+// TestSendDailyUSDCap: a capped key pays until the next send would exceed
+// the cap, which is 429 daily_usd_cap_reached with Retry-After the seconds
+// to 00:00 UTC (D36). A refused send does not consume the cap, retries of
+// paid sends still replay, and after midnight UTC the key sends again.
+func TestSendDailyUSDCap(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, sndBTCAt("50000"))
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
+		alice := env.User(t, "alice")
+		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+		send := func(idem string, amount int64) *apptest.V2Reply {
+			return env.V2(t, secret, "/send", sndBody{IdempotencyKey: idem, To: "alice", Amount: amount, Currency: "BTC"})
+		}
+		capped := func(r *apptest.V2Reply) {
+			t.Helper()
+			sndRefused(t, r, http.StatusTooManyRequests, "daily_usd_cap_reached")
+			sndV1Status(t, r, nil) // not in drip's v1 table
+			// From 15:09:26 the next 00:00:00 UTC is 31834 s away; +1 for
+			// rounding up.
+			now := env.Clock.Now().UTC()
+			toMidnight := int(now.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now).Seconds())
+			if got := sndRetryAfter(t, r); got < toMidnight || got > toMidnight+1 {
+				t.Errorf("Retry-After %d, want the %d seconds to 00:00 UTC (+1)", got, toMidnight)
+			}
+		}
+
+		if got := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC).Sub(env.Clock.Now()); got != 31834*time.Second {
+			t.Fatalf("the env's clock starts %s before midnight UTC, this test assumes 31834 s", got)
+		}
+		first := sndPaid(t, send("a", 500), false) // $0.25
+		sndPaid(t, send("b", 500), false)          // $0.50
+		sndPaid(t, send("c", 500), false)          // $0.75
+		if got := sndSpend(t, env, k); got != 750_000 {
+			t.Errorf("spend %d micros, want 750000", got)
+		}
+		capped(send("d", 600)) // $1.05 > $1
+		if got := sndSpend(t, env, k); got != 750_000 {
+			t.Errorf("spend %d micros after a refusal, want 750000 (a refusal consumes nothing)", got)
+		}
+		sndPaid(t, send("d", 500), false) // exactly $1.00: the cap is not exceeded; "d" was left free
+		capped(send("e", 1))              // $1.0005
+		capped(send("e", 1))
+		// A retry of a paid send is a replay, not a new spend.
+		if got := sndPaid(t, send("a", 500), true); got != first {
+			t.Errorf("replay %+v, want %+v", got, first)
+		}
+		if got := sndSpend(t, env, k); got != sndCap {
+			t.Errorf("spend %d micros, want %d", got, sndCap)
+		}
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != 2000 {
+			t.Errorf("recipient balance %d, want 2000 ($1 at $50,000)", got)
+		}
+
+		// One second before midnight still counts in today.
+		env.Clock.Advance(time.Date(2026, 3, 14, 23, 59, 59, 0, time.UTC).Sub(env.Clock.Now()))
+		capped(send("e", 1))
+		env.Clock.Advance(time.Second)
+		sndPaid(t, send("e", 1), false)
+		sndPaid(t, send("f", 1999), false)
+		capped(send("g", 1))
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != 4000 {
+			t.Errorf("recipient balance %d, want 4000", got)
+		}
+		// A single send worth more than the whole cap, on a fresh key.
+		_, fresh := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+		r := env.V2(t, fresh, "/send", sndBody{IdempotencyKey: "big", To: "alice", Amount: 2001, Currency: "BTC"})
+		sndRefused(t, r, http.StatusTooManyRequests, "daily_usd_cap_reached")
+		sndPaid(t, env.V2(t, fresh, "/send", sndBody{IdempotencyKey: "big", To: "alice", Amount: 2000, Currency: "BTC"}), false)
+		if list := sndPayouts(t, env, f); len(list) != 7 {
+			t.Errorf("faucet has %d payouts, want 7", len(list))
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendDailyUSDCapIsPerKey: one key at its cap leaves the faucet's other
+// keys, capped or not, unaffected (D36: per key).
+func TestSendDailyUSDCapIsPerKey(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, sndBTCAt("50000"))
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
+		alice := env.User(t, "alice")
+		_, a := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+		_, b := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+		_, uncapped := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+
+		sndPaid(t, env.V2(t, a, "/send", sndBody{IdempotencyKey: "a1", To: "alice", Amount: 2000, Currency: "BTC"}), false)
+		sndRefused(t, env.V2(t, a, "/send", sndBody{IdempotencyKey: "a2", To: "alice", Amount: 1, Currency: "BTC"}),
+			http.StatusTooManyRequests, "daily_usd_cap_reached")
+		sndPaid(t, env.V2(t, b, "/send", sndBody{IdempotencyKey: "b1", To: "alice", Amount: 2000, Currency: "BTC"}), false)
+		sndPaid(t, env.V2(t, uncapped, "/send", sndBody{IdempotencyKey: "u1", To: "alice", Amount: 50_000, Currency: "BTC"}), false)
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != 54_000 {
+			t.Errorf("recipient balance %d, want 54000", got)
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendDailyUSDCapBalanceRefusalHandsSpendBack: a capped send refused
+// for the faucet's balance counts nothing against the cap: later the key
+// can still send its full cap.
+func TestSendDailyUSDCapBalanceRefusalHandsSpendBack(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, sndBTCAt("50000"))
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1000})
+		alice := env.User(t, "alice")
+		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+
+		for i := range 3 {
+			sndRefused(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: fmt.Sprint("short-", i), To: "alice", Amount: 1500, Currency: "BTC"}),
+				http.StatusConflict, "insufficient_balance")
+		}
+		if got := sndSpend(t, env, k); got != 0 {
+			t.Errorf("spend %d micros after refusals for balance, want 0", got)
+		}
+		if _, err := env.App.Ledger.Deposit(context.Background(), f, "BTC", 10_000); err != nil {
+			t.Fatalf("deposit: %v", err)
+		}
+		sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "short-0", To: "alice", Amount: 1500, Currency: "BTC"}), false)
+		sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "rest", To: "alice", Amount: 500, Currency: "BTC"}), false)
+		sndRefused(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "over", To: "alice", Amount: 1, Currency: "BTC"}),
+			http.StatusTooManyRequests, "daily_usd_cap_reached")
+		if got := sndSpend(t, env, k); got != sndCap {
+			t.Errorf("spend %d micros, want %d", got, sndCap)
+		}
+		if got := env.Balance(t, alice.AccountID, "BTC"); got != 2000 {
+			t.Errorf("recipient balance %d, want 2000", got)
+		}
+		env.Reconcile(t)
+	})
+}
+
+// sndNoPrices is a price source that never has a price.
+type sndNoPrices struct{}
+
+func (sndNoPrices) Quote(_ context.Context, coin string) (price.Quote, error) {
+	return price.Quote{}, fmt.Errorf("%w: test source has no %s", price.ErrUnavailable, coin)
+}
+
+// TestSendDailyUSDCapNeedsAFreshPrice: without a fresh price a capped key
+// cannot send (D36 fails closed): 503 price_unavailable with Retry-After,
+// nothing paid, nothing spent, the idempotency key left free. Uncapped keys
+// are not priced and send as usual.
+func TestSendDailyUSDCapNeedsAFreshPrice(t *testing.T) {
+	t.Parallel()
+	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"bitcoin":{"usd":50000}}`)
+	}))
+	t.Cleanup(feedSrv.Close)
+
+	type setup struct {
+		env *apptest.Env
+		// freshen makes a price available again; nil when it cannot.
+		freshen func(t *testing.T)
+	}
+	sources := []struct {
+		name string
+		open func(t *testing.T, st store.Store) setup
+	}{
+		{"source without prices", func(t *testing.T, st store.Store) setup {
+			return setup{env: apptest.New(t, st, apptest.Options{Rate: sndRate, Prices: sndNoPrices{}})}
+		}},
+		{"static table without the coin", func(t *testing.T, st store.Store) setup {
+			table := map[string]decimal.Decimal{"DOGE": decimal.RequireFromString("0.15")}
+			return setup{env: apptest.New(t, st, apptest.Options{Rate: sndRate, Prices: price.Static(table, "file", nil)})}
+		}},
+		{"feed never polled", func(t *testing.T, st store.Store) setup {
+			var feed *price.Feed
+			env := sndEnvClocked(t, st, func(now func() time.Time) price.Source {
+				feed = price.NewFeed(price.FeedConfig{URL: feedSrv.URL + "/simple/price", Now: now, Client: feedSrv.Client()})
+				return feed
+			})
+			return setup{env: env, freshen: func(t *testing.T) {
+				if err := feed.Poll(context.Background()); err != nil {
+					t.Fatalf("poll: %v", err)
+				}
+			}}
+		}},
+		{"feed gone stale", func(t *testing.T, st store.Store) setup {
+			var feed *price.Feed
+			env := sndEnvClocked(t, st, func(now func() time.Time) price.Source {
+				feed = price.NewFeed(price.FeedConfig{URL: feedSrv.URL + "/simple/price", Now: now, Client: feedSrv.Client()})
+				return feed
+			})
+			if err := feed.Poll(context.Background()); err != nil {
+				t.Fatalf("poll: %v", err)
+			}
+			env.Clock.Advance(10*time.Minute + time.Second) // past the default maximum age (D60)
+			return setup{env: env, freshen: func(t *testing.T) {
+				if err := feed.Poll(context.Background()); err != nil {
+					t.Fatalf("poll: %v", err)
+				}
+			}}
+		}},
+	}
+	for _, src := range sources {
+		t.Run(src.name, func(t *testing.T) {
+			sndRun(t, func(t *testing.T, eng storetest.Engine) {
+				s := src.open(t, eng.Open(t))
+				env := s.env
+				f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000})
+				alice := env.User(t, "alice")
+				k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+				_, uncapped := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+				body := sndBody{IdempotencyKey: "priced", To: "alice", Amount: 1000, Currency: "BTC"}
+
+				for range 2 {
+					r := env.V2(t, secret, "/send", body)
+					sndRefused(t, r, http.StatusServiceUnavailable, "price_unavailable")
+					sndV1Status(t, r, nil)
+					sndRetryAfter(t, r)
+				}
+				if got := env.Balance(t, alice.AccountID, "BTC"); got != 0 {
+					t.Errorf("recipient balance %d, want 0 (nothing paid)", got)
+				}
+				if got := env.Balance(t, f.AccountID, "BTC"); got != 100_000 {
+					t.Errorf("faucet balance %d, want 100000", got)
+				}
+				if list := sndPayouts(t, env, f); len(list) != 0 {
+					t.Errorf("faucet has payouts %+v, want none", list)
+				}
+				if got := sndSpend(t, env, k); got != 0 {
+					t.Errorf("spend %d micros, want 0", got)
+				}
+				sndPaid(t, env.V2(t, uncapped, "/send", sndBody{IdempotencyKey: "free", To: "alice", Amount: 700, Currency: "BTC"}), false)
+
+				if s.freshen != nil {
+					s.freshen(t)
+					d := sndPaid(t, env.V2(t, secret, "/send", body), false)
+					if d.Balance != 100_000-700-1000 {
+						t.Errorf("balance %d, want %d", d.Balance, 100_000-700-1000)
+					}
+					if got := sndSpend(t, env, k); got != 500_000 {
+						t.Errorf("spend %d micros, want 500000 (1000 sat at $50,000)", got)
+					}
+				}
+				env.Reconcile(t)
+			})
+		})
+	}
+}
+
+// TestSendDailyUSDCapConcurrent: 20 capped sends at once with a cap that
+// allows 7 pay exactly 7; the others are 429 and the spend is exactly the
+// cap (counted in the payout's transaction, D36).
+func TestSendDailyUSDCapConcurrent(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		const senders, allowed, amount = 20, 7, 250 // 250 sat = $0.125
+		env := sndEnv(t, eng, sndBTCAt("50000"))
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
+		users := []*drip.User{env.User(t, "alice"), env.User(t, "bob")}
+		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: allowed * 125_000})
+		_, other := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		reqs := make([]sndReq, 0, senders+10)
+		for i := range senders {
+			reqs = append(reqs, sndReq{Key: secret, Body: sndBody{IdempotencyKey: fmt.Sprint("capped-", i),
+				To: users[i%2].Username, Amount: amount, Currency: "BTC"}})
+		}
+		// Uncapped sends of the same faucet in the same batches.
+		for i := range 10 {
+			reqs = append(reqs, sndReq{Key: other, Body: sndBody{IdempotencyKey: fmt.Sprint("free-", i),
+				To: users[i%2].Username, Amount: amount, Currency: "BTC"}})
+		}
+
+		replies := sndSendAll(t, []string{env.Server.URL}, reqs)
+
+		want := map[string]int{"200": allowed + 10, "429 daily_usd_cap_reached": senders - allowed}
+		if diff := cmp.Diff(want, sndOutcomes(replies)); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+		if got := sndSpend(t, env, k); got != allowed*125_000 {
+			t.Errorf("spend %d micros, want %d", got, allowed*125_000)
+		}
+		var credited int64
+		for _, u := range users {
+			credited += env.Balance(t, u.AccountID, "BTC")
+		}
+		if want := int64(allowed+10) * amount; credited != want {
+			t.Errorf("recipients got %d, want %d", credited, want)
+		}
+		if got, want := env.Balance(t, f.AccountID, "BTC"), 1_000_000-int64(allowed+10)*amount; got != want {
+			t.Errorf("faucet balance %d, want %d", got, want)
+		}
+		if list := sndPayouts(t, env, f); len(list) != allowed+10 {
+			t.Errorf("faucet has %d payouts, want %d", len(list), allowed+10)
+		}
+		// Capped payments go one by one and uncapped ones as a batch (D5),
+		// in the same transactions: still each paid reply saw its own
+		// balance, one after another.
+		var balances, wantBalances []int64
+		for _, r := range replies {
+			if r.HTTPStatus == http.StatusOK {
+				balances = append(balances, r.Data.Balance)
+			}
+		}
+		final := env.Balance(t, f.AccountID, "BTC")
+		for i := range int64(allowed + 10) {
+			wantBalances = append(wantBalances, final+i*amount)
+		}
+		slices.Sort(balances)
+		if diff := cmp.Diff(wantBalances, balances); diff != "" {
+			t.Errorf("balances of the paid replies (-want +got):\n%s", diff)
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendReplayNeedsNoFreshPrice: a retry of a capped key's paid send
+// replays even when no fresh price is left (D35: a replay pays nothing, so
+// it is not priced against the cap), while a new send fails closed (D36).
+func TestSendReplayNeedsNoFreshPrice(t *testing.T) {
+	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"bitcoin":{"usd":"50000"}}`)
+	}))
+	t.Cleanup(feedSrv.Close)
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		var feed *price.Feed
+		env := sndEnvClocked(t, eng.Open(t), func(now func() time.Time) price.Source {
+			feed = price.NewFeed(price.FeedConfig{URL: feedSrv.URL, Now: now, Client: feedSrv.Client()})
+			return feed
+		})
+		if err := feed.Poll(context.Background()); err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000})
+		env.User(t, "alice")
+		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+		body := sndBody{IdempotencyKey: "priced-then-stale", To: "alice", Amount: 1000, Currency: "BTC"}
+		orig := sndPaid(t, env.V2(t, secret, "/send", body), false)
+
+		env.Clock.Advance(11 * time.Minute) // older than the feed's maximum age (D60)
+		if got := sndPaid(t, env.V2(t, secret, "/send", body), true); got != orig {
+			t.Errorf("replay %+v, want %+v", got, orig)
+		}
+		sndRefused(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "new", To: "alice", Amount: 1, Currency: "BTC"}),
+			http.StatusServiceUnavailable, "price_unavailable")
+		if got := sndSpend(t, env, k); got != 500_000 {
+			t.Errorf("spend %d micros, want 500000 (the one payout)", got)
+		}
+		env.Reconcile(t)
+	})
+}
