@@ -115,7 +115,11 @@ func recoverPanics(next http.Handler, log *slog.Logger) http.Handler {
 				log.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "panic", p)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusInternalServerError)
-				_, _ = w.Write([]byte(`{"status":500,"message":"Internal error."}` + "\n"))
+				body := `{"status":500,"message":"Internal error."}`
+				if under(r.URL.Path, apiv2.Prefix) { // v2's envelope (D32)
+					body = `{"success":false,"status":500,"message":"Internal error.","data":null,"error":{"code":"internal","v1_status":null}}`
+				}
+				_, _ = w.Write([]byte(body + "\n"))
 			}
 		}()
 		next.ServeHTTP(w, r)
