@@ -66,6 +66,9 @@ func (in *input) decode(dst any) error {
 	if escapedNUL.Match(in.body) {
 		return errNUL
 	}
+	if err := exactFieldNames(in.body, dst); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(in.body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
@@ -84,6 +87,29 @@ func (in *input) decode(dst any) error {
 var escapedNUL = regexp.MustCompile(`(^|[^\\])(\\\\)*\\u0000`)
 
 var errNUL = drip.Errorf(drip.CodeInvalid, "Strings must not contain NUL characters.")
+
+// exactFieldNames refuses members whose names match a field only when case
+// is ignored, as encoding/json would: {"Currency": ...} is an unknown
+// field, as the OpenAPI document says. Bodies that are not objects are
+// left to the decoder's own error.
+func exactFieldNames(body []byte, dst any) error {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return nil
+	}
+	t := reflect.TypeOf(dst).Elem()
+	known := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name] = true
+	}
+	for name := range members {
+		if !known[name] {
+			return drip.Errorf(drip.CodeInvalid, "Unknown field %q.", name)
+		}
+	}
+	return nil
+}
 
 func jsonError(err error) error {
 	var typeErr *json.UnmarshalTypeError

@@ -110,6 +110,8 @@ func TestV2RefusesBadInput(t *testing.T) {
 			[3]string{"a field of a path without fields", "/balances", `{"currency":"BTC"}`},
 			[3]string{"an id on the faucet read", "/faucet", `{"faucet_id":1}`},
 			[3]string{"limit for count", "/payouts", `{"limit":5}`},
+			[3]string{"a field name in another case", "/balance", `{"Currency":"BTC"}`},
+			[3]string{"a send field in upper case", "/send", `{"IDEMPOTENCY_KEY":"k","to":"bob","amount":1,"currency":"BTC"}`},
 			[3]string{"an unknown setting", "/faucet/update", v2SiteJSON(`,"faucet_id":1`)},
 			[3]string{"an unknown limit member", "/ratelimits/set", `{"ratelimits":[{"currency":"BTC","per":"faucet","window_seconds":60,"max_count":1,"burst":5}]}`},
 			// Empty bodies where fields are required.
