@@ -296,19 +296,13 @@ func (w *Worker) giveUp(ctx context.Context, n *drip.Notification, reason string
 	return w.record(ctx, n, max(1, w.maxAttempts-n.Attempts), w.now())
 }
 
-// record records attempts attempts of n (NotificationRecord counts one a
-// call) in one short transaction, next due at next.
+// record records attempts more attempts of n in one short transaction,
+// next due at next.
 func (w *Worker) record(ctx context.Context, n *drip.Notification, attempts int, next time.Time) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	err := w.store.Transact(ctx, func(tx store.Tx) error {
-		for range attempts {
-			if err := tx.NotificationRecord(ctx, n, next); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	n.Attempts += attempts
+	err := w.store.Transact(ctx, func(tx store.Tx) error { return tx.NotificationRecord(ctx, n, next) })
 	if err != nil {
 		return fmt.Errorf("notify: record notification %d: %w", n.ID, err)
 	}

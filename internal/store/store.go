@@ -183,8 +183,10 @@ type Tx interface {
 	// now (fewer than maxAttempts tried) until now+lease, so no other worker
 	// takes them meanwhile, and returns them.
 	NotificationClaim(ctx context.Context, now time.Time, lease time.Duration, maxAttempts, limit int) ([]drip.Notification, error)
-	// NotificationRecord records one delivery attempt: delivered (sentAt
-	// set, on channel) or failed with lastError, next tried at nextAttempt.
+	// NotificationRecord records the outcome of an attempt: delivered
+	// (SentAt set, on Channel) or failed with LastError and next tried at
+	// nextAttempt, with n.Attempts the attempts made so far (the maximum, to
+	// give up).
 	NotificationRecord(ctx context.Context, n *drip.Notification, nextAttempt time.Time) error
 
 	// ListingCostSet sets a coin's listing cost; amount 0 withdraws the offer.

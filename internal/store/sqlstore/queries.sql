@@ -328,7 +328,7 @@ FOR UPDATE SKIP LOCKED;
 UPDATE notifications SET next_attempt_at = $2 WHERE id = $1;
 
 -- name: NotificationRecord
-UPDATE notifications SET sent_at = $2, attempts = attempts + 1, next_attempt_at = $3, last_error = $4, channel = $5
+UPDATE notifications SET sent_at = $2, attempts = $6, next_attempt_at = $3, last_error = $4, channel = $5
 WHERE id = $1;
 
 -- name: ListingCostList

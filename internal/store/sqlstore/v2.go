@@ -180,7 +180,7 @@ func (q *querier) NotificationRecord(ctx context.Context, n *drip.Notification, 
 	if n.SentAt != nil {
 		sent = micros(*n.SentAt)
 	}
-	return q.execOne(ctx, q.q.NotificationRecord, n.ID, sent, micros(nextAttempt), n.LastError, n.Channel)
+	return q.execOne(ctx, q.q.NotificationRecord, n.ID, sent, micros(nextAttempt), n.LastError, n.Channel, n.Attempts)
 }
 
 func (q *querier) ListingCostList(ctx context.Context) (map[string]int64, error) {
