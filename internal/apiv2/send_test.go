@@ -1140,3 +1140,71 @@ func TestSendReplayNeedsNoFreshPrice(t *testing.T) {
 		env.Reconcile(t)
 	})
 }
+
+// TestSendIdempotentDuplicateAcrossNodesIsNotRefused: when two nodes pay
+// one key at once and the first payout takes the balance (or the daily
+// cap) the duplicate would need, the duplicate is not refused: it answers
+// the first payout's reply, replayed, and records no payout.failed event
+// for a payout that was paid (D35).
+func TestSendIdempotentDuplicateAcrossNodesIsNotRefused(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		const rounds, amount = 12, 1000
+		st := eng.Open(t)
+		prices := func(now func() time.Time) price.Source {
+			return price.Static(map[string]decimal.Decimal{"BTC": decimal.NewFromInt(50_000)}, "static", now)
+		}
+		env := sndEnvClocked(t, st, prices)
+		node2 := sndEnvClocked(t, st, prices)
+		env.User(t, "alice")
+		for round := range rounds {
+			// Odd rounds: balance for one payout. Even rounds: ample balance,
+			// a key whose daily cap pays one ($0.50 a payout, cap $0.50).
+			funds, capMicros := int64(amount), int64(0)
+			if round%2 == 0 {
+				funds, capMicros = 100*amount, 500_000
+			}
+			f, _ := env.Faucet(t, map[string]int64{"BTC": funds})
+			_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: capMicros})
+			body := sndBody{IdempotencyKey: "once", To: "alice", Amount: amount, Currency: "BTC"}
+			replies := sndSendAll(t, []string{env.Server.URL, node2.Server.URL},
+				[]sndReq{{Server: 0, Key: secret, Body: body}, {Server: 1, Key: secret, Body: body}})
+			if diff := cmp.Diff(map[string]int{"200": 2}, sndOutcomes(replies)); diff != "" {
+				t.Fatalf("round %d: outcomes (-want +got):\n%s", round, diff)
+			}
+			if replies[0].Data.PayoutID != replies[1].Data.PayoutID || replies[0].Replayed == replies[1].Replayed {
+				t.Errorf("round %d: payout ids %d and %d, replayed %v and %v; want one id, one replay",
+					round, replies[0].Data.PayoutID, replies[1].Data.PayoutID, replies[0].Replayed, replies[1].Replayed)
+			}
+			events, err := st.EventList(context.Background(), f.ID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range events {
+				if ev.Type == drip.EventPayoutFailed {
+					t.Errorf("round %d: a payout.failed event for the paid key: %s", round, ev.Data)
+				}
+			}
+		}
+		env.Reconcile(t)
+	})
+}
+
+// TestSendRetryMayWriteTheSameRequestDifferently: a retry is recognised by
+// what the request means, not its spelling: the amount "0100" is 100 and
+// " alice " is alice, so they replay rather than count as a reuse (D35).
+func TestSendRetryMayWriteTheSameRequestDifferently(t *testing.T) {
+	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+		env := sndEnv(t, eng, nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
+		env.User(t, "alice")
+		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		first := env.V2(t, secret, "/send", sndBody{IdempotencyKey: "spelt", To: "alice", Amount: 100, Currency: "BTC", IPAddress: "203.0.113.7"})
+		again := env.V2(t, secret, "/send", sndBody{IdempotencyKey: "spelt", To: " alice ", Amount: "0100", Currency: "BTC", IPAddress: " 203.0.113.7"})
+		if first.HTTPStatus != 200 || again.HTTPStatus != 200 || again.Header.Get("Idempotent-Replayed") != "true" ||
+			string(first.Envelope.Data) != string(again.Envelope.Data) {
+			t.Errorf("first %d %s\nretry %d (replayed %q) %s", first.HTTPStatus, first.Raw, again.HTTPStatus,
+				again.Header.Get("Idempotent-Replayed"), again.Raw)
+		}
+		env.Reconcile(t)
+	})
+}

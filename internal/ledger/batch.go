@@ -269,6 +269,9 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 		for _, i := range groups[k] {
 			p := payments[i]
 			if p.Amount > balance {
+				if err := boundElsewhere(ctx, tx, p); err != nil {
+					return nil, err // the batch is retried payment by payment
+				}
 				refusal := insufficientFunds(p)
 				ev, err := failedEvent(p, refusal, now)
 				if err != nil {

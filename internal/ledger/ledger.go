@@ -108,6 +108,9 @@ func (l *Ledger) Pay(ctx context.Context, p *Payment) (*Receipt, error) {
 // the transaction: its event is written and the transaction commits.
 func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Time) (*Receipt, *drip.Error, error) {
 	refuse := func(refusal *drip.Error) (*Receipt, *drip.Error, error) {
+		if err := boundElsewhere(ctx, tx, p); err != nil {
+			return nil, nil, err
+		}
 		return nil, refusal, insertFailedEvent(ctx, tx, p, refusal, now)
 	}
 	if len(p.Faucet.Limits) > 0 {
@@ -181,6 +184,26 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 		}
 	}
 	return &Receipt{PayoutID: payoutID, Balance: balance}, nil, nil
+}
+
+// boundElsewhere is store.ErrConflict when p's idempotency key was bound by
+// a payout committed meanwhile on another node (D35): then p is that
+// payout's duplicate, whose refusal (the balance or cap that payout used)
+// must be neither recorded nor answered. The transaction fails, and the
+// caller replays the payout that bound the key. Refusals are decided after
+// waiting on the rows that payout locked, so its row is visible here.
+func boundElsewhere(ctx context.Context, tx store.Tx, p *Payment) error {
+	if p.Idempotency == nil {
+		return nil
+	}
+	_, err := tx.IdempotencyGet(ctx, p.Faucet.ID, p.Idempotency.Key)
+	switch {
+	case err == nil:
+		return store.ErrConflict
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	}
+	return err
 }
 
 // DailyCapReached is the refusal of a send past its key's daily USD cap (D36).

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,11 +65,14 @@ func (s *Service) SendIdempotent(ctx context.Context, c *Caller, idemKey string,
 		return res, err == nil, err
 	}
 	res, err = s.send(ctx, c, req, &drip.Idempotency{Key: idemKey, RequestHash: hash, RateRemaining: c.RateRemaining})
-	if errors.Is(err, store.ErrConflict) {
-		// Another node bound the key between our look and our payout, whose
-		// transaction rolled back: answer as that node's payout.
-		res, err = s.replay(ctx, c, idemKey, hash)
-		return res, err == nil, err
+	var refusal *drip.Error
+	if errors.Is(err, store.ErrConflict) || errors.As(err, &refusal) {
+		// Another node may have bound the key between our look and our
+		// payout: then ours rolled back (a conflict), or was refused for
+		// what that payout took. Either way, answer as that payout.
+		if bound, rerr := s.replay(ctx, c, idemKey, hash); !errors.Is(rerr, store.ErrNotFound) {
+			return bound, rerr == nil, rerr
+		}
 	}
 	return res, false, err
 }
@@ -120,7 +124,12 @@ func validIdempotencyKey(k string) error {
 // requestHash identifies a send's request: the same fields give the same
 // hash, so a retry is told from a reuse (D35).
 func requestHash(req SendRequest) string {
-	b, _ := json.Marshal([]string{req.To, req.Amount, req.Currency, req.IPAddress, req.Referral})
+	// The fields as the pipeline reads them: " bob" is bob, "0100" is 100.
+	amount := req.Amount
+	if n, ok := drip.ParseAmount(amount); ok {
+		amount = strconv.FormatInt(n, 10)
+	}
+	b, _ := json.Marshal([]string{strings.TrimSpace(req.To), amount, req.Currency, strings.TrimSpace(req.IPAddress), req.Referral})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
