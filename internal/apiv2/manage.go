@@ -186,11 +186,7 @@ func (h *Handler) toggleAntiFraud(ctx context.Context, c *payout.Caller, in *inp
 	if err := in.decode(&p); err != nil {
 		return nil, "", err
 	}
-	on := !c.Faucet.Rules.AntiFraud
-	if p.Enabled != nil {
-		on = *p.Enabled
-	}
-	f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: &on})
+	f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: p.Enabled, ToggleAntiFraud: true})
 	if err != nil {
 		return nil, "", err
 	}

@@ -184,10 +184,15 @@ func ParseIPOrCIDR(s string) (netip.Prefix, error) {
 }
 
 // update reads the faucet, lets change modify it, and writes it back, in
-// one transaction.
+// one transaction. The row is locked first: every setting is written back
+// whole, so two concurrent updates must not both start from the same copy
+// (one would undo the other, say a new IP whitelist).
 func (s *Service) update(ctx context.Context, id int64, change func(*drip.Faucet) error) (*drip.Faucet, error) {
 	var f *drip.Faucet
 	err := s.store.Transact(ctx, func(tx store.Tx) error {
+		if err := tx.FaucetLock(ctx, id); err != nil {
+			return err
+		}
 		var err error
 		if f, err = tx.FaucetGetByID(ctx, id); err != nil {
 			return err
@@ -253,11 +258,14 @@ func hasCoin(coins []drip.Coin, symbol string) bool {
 
 // RulesChange is a partial update of the anti-fraud rules; nil leaves a field as it is.
 type RulesChange struct {
-	AntiFraud    *bool
-	TrustRank    *int
-	NegativeRank *int
-	Whitelist    *[]string
-	Blacklist    *[]string
+	AntiFraud *bool
+	// ToggleAntiFraud flips the rank checks when AntiFraud is nil, from
+	// the rules as they are in the transaction.
+	ToggleAntiFraud bool
+	TrustRank       *int
+	NegativeRank    *int
+	Whitelist       *[]string
+	Blacklist       *[]string
 }
 
 // SetRules applies a change to the faucet's anti-fraud rules (D42).
@@ -284,6 +292,8 @@ func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (*drip.
 	return s.update(ctx, id, func(f *drip.Faucet) error {
 		if c.AntiFraud != nil {
 			f.Rules.AntiFraud = *c.AntiFraud
+		} else if c.ToggleAntiFraud {
+			f.Rules.AntiFraud = !f.Rules.AntiFraud
 		}
 		if c.TrustRank != nil {
 			f.Rules.TrustRank = *c.TrustRank
