@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/app"
@@ -108,14 +109,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	workers, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWorkers()
-	go svc.Run(workers)
-	if feed != nil {
-		go feed.Run(workers)
-	}
 	defer svc.Store.Close()
 	defer svc.Close() // runs before the store closes: writers finish first
+	// Background work stops, and is waited for, before the ledger and the
+	// store close (deferred calls run last-first), so a worker never
+	// records an email it sent into a closed store.
+	workers, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	var running sync.WaitGroup
+	defer running.Wait()
+	defer stopWorkers()
+	running.Go(func() { svc.Run(workers) })
+	if feed != nil {
+		running.Go(func() { feed.Run(workers) })
+	}
 	handler := svc.Handler(app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop})
 
 	ln, err := net.Listen("tcp", *listen)

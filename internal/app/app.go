@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
@@ -103,7 +104,9 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 // delivery of owners' emails (D43), and the pruning of idempotency keys
 // past their retention (D35), hourly. Every node may run it.
 func (a *App) Run(ctx context.Context) {
-	go a.Notify.Run(ctx)
+	var notifying sync.WaitGroup
+	defer notifying.Wait() // Run returns once every worker has
+	notifying.Go(func() { a.Notify.Run(ctx) })
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
 	for {

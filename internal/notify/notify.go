@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/textproto"
 	"strings"
 	"time"
 	"unicode"
@@ -196,7 +198,8 @@ func (w *Worker) deliver(ctx context.Context, n *drip.Notification) (bool, error
 		// Shutting down is not the message's fault: leave it leased.
 		return false, fmt.Errorf("notify: notification %d: %w", n.ID, err)
 	case errors.Is(err, mail.ErrInvalidMessage):
-		return false, w.giveUp(ctx, n, err.Error())
+		w.log.ErrorContext(ctx, "notify: message refused before sending", slog.Int64("notification", n.ID), slog.String("error", err.Error()))
+		return false, w.giveUp(ctx, n, "the owner's email address cannot be used")
 	default:
 		return false, w.failed(ctx, n, err)
 	}
@@ -275,9 +278,12 @@ func (w *Worker) delivered(ctx context.Context, n *drip.Notification) error {
 func (w *Worker) failed(ctx context.Context, n *drip.Notification, sendErr error) error {
 	now := w.now()
 	next := now.Add(retryAfter(n.Attempts + 1))
-	n.LastError = errorText(sendErr.Error())
+	// The owner reads LastError (/api/v2/low-balance-notification): it says
+	// what went wrong in general terms; the operator's relay host, account
+	// and the server's words go to the log only.
+	n.LastError = ownerSafe(sendErr)
 	attrs := []any{slog.Int64("notification", n.ID), slog.Int64("faucet", n.FaucetID),
-		slog.Int("attempt", n.Attempts+1), slog.String("error", n.LastError)}
+		slog.Int("attempt", n.Attempts+1), slog.String("error", errorText(sendErr.Error()))}
 	if n.Attempts+1 < w.maxAttempts {
 		attrs = append(attrs, slog.Time("retry_at", next))
 		w.log.WarnContext(ctx, "notify: send failed, will retry", attrs...)
@@ -316,6 +322,21 @@ func retryAfter(attempt int) time.Duration {
 
 // errorText is an error as kept with a notification and shown to its
 // owner: one line, bounded. Mail errors never carry the SMTP password.
+// ownerSafe is what the owner may read of a failed send.
+func ownerSafe(err error) string {
+	var reply *textproto.Error
+	var netErr net.Error
+	switch {
+	case errors.As(err, &reply):
+		return fmt.Sprintf("the mail server refused the email (SMTP %d)", reply.Code)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "the mail server did not answer in time"
+	case errors.As(err, &netErr):
+		return "the mail server could not be reached"
+	}
+	return "the email could not be delivered"
+}
+
 func errorText(s string) string {
 	s = oneLine(s)
 	if r := []rune(s); len(r) > maxErrorLen {

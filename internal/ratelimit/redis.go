@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -194,11 +193,9 @@ func gcraLimit(cfg Config) (redis_rate.Limit, error) {
 // maxRate is the largest whole rate that int and float64 both hold exactly.
 const maxRate = float64(min(math.MaxInt, 1<<53))
 
-// urlError drops the URL that url.Parse puts in its errors: it may hold the
-// password.
-func urlError(err error) error {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err
-	}
-	return err
+// urlError says what is wrong with a Redis URL without quoting any of it:
+// the parsers' messages quote pieces of the URL ("invalid port \":S3cr\""),
+// and a password with a '/' or ':' in it shows up in those pieces.
+func urlError(error) error {
+	return errors.New("write it as redis://[user:password@]host:port/db (or rediss://), with special characters of the password percent-encoded")
 }

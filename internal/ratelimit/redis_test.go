@@ -430,3 +430,19 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestNewRedisErrorsNeverQuoteTheURL: a malformed URL is refused without
+// any piece of it in the error, since the pieces can be the password.
+func TestNewRedisErrorsNeverQuoteTheURL(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"redis://:S3cr/et@h:6379/0", "redis://:1234/S3cret@h:6379", "redis://u:S3cret@h:port/0", "S3cret"} {
+		_, err := NewRedis(u, Default, nil)
+		if err == nil {
+			t.Errorf("NewRedis(%q): no error", u)
+			continue
+		}
+		if strings.Contains(err.Error(), "S3cr") || strings.Contains(err.Error(), "1234") {
+			t.Errorf("NewRedis(%q) error quotes the URL: %v", u, err)
+		}
+	}
+}
