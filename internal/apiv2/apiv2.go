@@ -9,6 +9,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -238,7 +239,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // retryAfter is the Retry-After of a 429 or 503, in whole seconds.
 func (h *Handler) retryAfter(err error, code drip.Code) int {
-	if e, ok := err.(*drip.Error); ok && e.RetryAfter > 0 {
+	var e *drip.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
 		return int(e.RetryAfter.Seconds()) + 1
 	}
 	if code == drip.CodeDailyCap { // the cap resets at 00:00 UTC (D36)

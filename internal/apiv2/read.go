@@ -24,16 +24,22 @@ func (h *Handler) balance(ctx context.Context, c *payout.Caller, in *input) (any
 		return nil, "", err
 	}
 	if p.Currency == "" {
-		p.Currency = "BTC"
-		if sel := c.Faucet.Settings.Currencies; len(sel) > 0 {
-			p.Currency = sel[0]
-		}
+		p.Currency = defaultCurrency(c.Faucet)
 	}
 	b, err := h.Payouts.Balance(ctx, c, p.Currency)
 	if err != nil {
 		return nil, "", err
 	}
 	return newBalance(p.Currency, b), "OK", nil
+}
+
+// defaultCurrency is the coin of a read that names none: the faucet's
+// first selected coin, or BTC when it selected none.
+func defaultCurrency(f *drip.Faucet) string {
+	if sel := f.Settings.Currencies; len(sel) > 0 {
+		return sel[0]
+	}
+	return "BTC"
 }
 
 type balancesData struct {
@@ -129,10 +135,7 @@ func (h *Handler) checkAddress(ctx context.Context, c *payout.Caller, in *input)
 		return nil, "", drip.Errorf(drip.CodeInvalid, "Missing address.")
 	}
 	if p.Currency == "" {
-		p.Currency = "BTC"
-		if sel := c.Faucet.Settings.Currencies; len(sel) > 0 {
-			p.Currency = sel[0]
-		}
+		p.Currency = defaultCurrency(c.Faucet)
 	}
 	u, err := h.Payouts.CheckAddress(ctx, c, p.Address, p.Currency)
 	if err != nil {
@@ -248,7 +251,7 @@ type pageParams struct {
 	Page *int   `json:"page"`
 }
 
-// read checks a paged request: a known coin, a page from 1 (default 1).
+// readPage checks a paged request: a known coin, a page from 1 (default 1).
 func (h *Handler) readPage(ctx context.Context, in *input) (string, int, error) {
 	var p pageParams
 	if err := in.decode(&p); err != nil {

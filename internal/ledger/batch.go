@@ -172,7 +172,11 @@ func (b *batcher) fill(q chan *request, batch []*request) []*request {
 // bad payment cannot fail the others and none is applied twice.
 func (b *batcher) commit(batch []*request) {
 	// Rows shared between writers (recipients' balances) are locked in
-	// ascending order in every transaction, so two writers cannot deadlock.
+	// ascending order, so two writers seldom deadlock. Payments applied one
+	// by one (send limits, capped keys) credit their recipient before the
+	// batch's set-based credits, so a deadlock remains possible between
+	// writers on PostgreSQL; the engine breaks it, the transaction reruns
+	// (Transact), and at worst the batch is retried payment by payment.
 	sort.SliceStable(batch, func(i, j int) bool {
 		return batch[i].p.Recipient.AccountID < batch[j].p.Recipient.AccountID
 	})
