@@ -37,7 +37,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&cfg.Short, "short", false, "CI mode: small figures, a few seconds in all; the gates are what counts")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: drip bench [flags]\n\nRuns a real drip serve (this binary) and measures v1 sends against the no-op ceiling of\nthe same server. Exits 1 if a correctness gate fails.\n\nScenarios:\n%s\n\nFlags:\n",
+		fmt.Fprintf(fs.Output(), "Usage: drip bench [flags]\n\nRuns a real drip serve (this binary) and measures v1 and v2 sends against the no-op\nceiling of the same server. Exits 1 if a correctness gate fails.\n\nScenarios:\n%s\n\nFlags:\n",
 			indent(bench.ScenarioHelp))
 		fs.PrintDefaults()
 	}

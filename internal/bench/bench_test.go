@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dripfaucet/drip/internal/drip"
 )
 
 func TestPercentilesAreNearestRank(t *testing.T) {
@@ -44,13 +47,143 @@ func TestParseReplyReadsStatusAndPayoutID(t *testing.T) {
 		{"refusal", `{"status":402,"message":"Insufficient funds."}` + "\n", 402, 0},
 		{"status not first", `{"message":"x","status":450}`, 450, 0},
 		{"internal error", `{"status":500,"message":"Internal error."}`, 500, 0},
+		{"a quoted status key is not the status", `{"message":"a \"status\":7","status":450}`, 450, 0},
 		{"not JSON", `<html>bad gateway</html>`, statusGarbled, 0},
 		{"no status", `{"message":"x"}`, statusGarbled, 0},
+		{"v2 paid send", `{"success":true,"status":200,"message":"Payout sent.","data":{"rate_limit_remaining":119,"currency":"BTC","balance":999,"balance_bitcoin":0.00000999,"payout_id":4712,"payout_user_hash":"c54b"}}` + "\n", 200, 4712},
+		{"v2 refusal", `{"success":false,"status":409,"message":"This idempotency_key was used for a different payout.","data":null,"error":{"code":"idempotency_key_reuse","v1_status":null}}`, 409, 0},
+		{"v2 envelope reordered", `{"data":{"payout_id":9},"message":"Payout sent.","success":true,"status":200}`, 200, 9},
 	}
 	for _, c := range cases {
-		status, id := parseReply([]byte(c.body))
-		if status != c.status || id != c.id {
-			t.Errorf("%s: parseReply = %d, %d; want %d, %d", c.name, status, id, c.status, c.id)
+		got := parseReply([]byte(c.body))
+		if got.status != c.status || got.payoutID != c.id {
+			t.Errorf("%s: parseReply = %d, %d; want %d, %d", c.name, got.status, got.payoutID, c.status, c.id)
+		}
+	}
+}
+
+// TestClientSendsV2AsJSONAndReadsReplays: a v2 request goes with its key in
+// Authorization and a JSON body, and a reply's Idempotent-Replayed is read.
+func TestClientSendsV2AsJSONAndReadsReplays(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			if r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+				t.Errorf("v1 request of Content-Type %q", r.Header.Get("Content-Type"))
+			}
+			_, _ = w.Write([]byte(`{"status":200,"payout_id":1}`))
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer drip_k" || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("v2 request with Authorization %q, Content-Type %q", r.Header.Get("Authorization"), r.Header.Get("Content-Type"))
+		}
+		if strings.Contains(r.URL.Path, "replay") {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		_, _ = w.Write([]byte(`{"success":true,"status":200,"message":"Payout sent.","data":{"payout_id":2}}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(srv.URL, 1)
+	t.Cleanup(c.close)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		r    request
+		want reply
+	}{
+		{request{path: "/api/v1/send", body: "api_key=k"}, reply{status: 200, payoutID: 1}},
+		{request{path: "/api/v2/send", body: "{}", authorization: "Bearer drip_k"}, reply{status: 200, payoutID: 2}},
+		{request{path: "/api/v2/send/replay", body: "{}", authorization: "Bearer drip_k"}, reply{status: 200, payoutID: 2, replayed: true}},
+	} {
+		if got := c.do(ctx, tc.r); got != tc.want {
+			t.Errorf("%s: reply %+v, want %+v", tc.r.path, got, tc.want)
+		}
+	}
+}
+
+// TestStormSendsEveryKeyFourTimes: each key's first copy, a twin at once,
+// and the two other copies only once the first has answered; every copy of
+// a key is the same request.
+func TestStormSendsEveryKeyFourTimes(t *testing.T) {
+	t.Parallel()
+	f := &faucetFix{bearer: "Bearer drip_k"}
+	rs := []recipient{{user: &drip.User{Username: "alice"}}, {user: &drip.User{Username: "bob"}}}
+	s := &storm{f: f, rs: rs, prefix: "p-"}
+	bodies := map[uint64]map[string]int{}
+	var firsts []request
+	var order []string
+	send := func() request {
+		r := s.next(0, false)
+		if bodies[r.idem] == nil {
+			bodies[r.idem] = map[string]int{}
+		}
+		bodies[r.idem][r.body]++
+		kind := "copy"
+		if r.answered != nil {
+			kind = "first"
+			firsts = append(firsts, r)
+		} else if r.overlap {
+			kind = "twin"
+		}
+		order = append(order, fmt.Sprintf("%d %s", r.idem, kind))
+		return r
+	}
+	// Keys 1 and 2 are begun and twinned while their first copies are in
+	// flight; when key 1's first copy answers, its two retries come next.
+	for range 4 {
+		send()
+	}
+	firsts[0].answered(sample{status: 200})
+	for range 3 {
+		send()
+	}
+	firsts[1].answered(sample{status: 200})
+	firsts[2].answered(sample{status: 200})
+	for range 5 {
+		send()
+	}
+	want := []string{"1 first", "1 twin", "2 first", "2 twin", "1 copy", "1 copy", "3 first",
+		"3 copy", "2 copy", "2 copy", "3 copy", "3 copy"}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("order of copies (-want +got):\n%s", diff)
+	}
+	for k, bs := range bodies {
+		if len(bs) != 1 {
+			t.Errorf("key %d sent as %d different requests: %v", k, len(bs), bs)
+		}
+		for b, n := range bs {
+			if n != stormCopies || !strings.Contains(b, fmt.Sprintf(`"idempotency_key":"p-%d"`, k)) {
+				t.Errorf("key %d: %d copies of %s", k, n, b)
+			}
+		}
+	}
+}
+
+func TestKeyGatesWantOnePaidCopyAndOnePayoutAKey(t *testing.T) {
+	t.Parallel()
+	paid := func(key uint64, id int64, replayed bool) sample {
+		return sample{op: opSend, status: 200, idem: key, payoutID: id, replayed: replayed}
+	}
+	cases := []struct {
+		name    string
+		copies  int
+		samples []sample
+		want    []string // the gates' statuses
+	}{
+		{"one copy a key, none replayed", 1, []sample{paid(1, 10, false), paid(2, 11, false)}, []string{"pass"}},
+		{"a first send answered as a replay", 1, []sample{paid(1, 10, false), paid(2, 11, true)}, []string{"fail"}},
+		{"retries replayed the first payout", 4, []sample{paid(1, 10, true), paid(1, 10, false), paid(1, 10, true),
+			{op: opSend, status: statusTransport, idem: 1}, paid(2, 11, false)}, []string{"pass", "pass"}},
+		{"a retry paid again", 4, []sample{paid(1, 10, false), paid(1, 12, false)}, []string{"fail", "fail"}},
+		{"a replay of another payout", 4, []sample{paid(1, 10, false), paid(1, 12, true)}, []string{"pass", "fail"}},
+		{"a replay without the header", 4, []sample{paid(1, 10, false), paid(1, 10, false)}, []string{"fail", "pass"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, g := range keyGates(tallyKeys(c.samples), c.copies) {
+			got = append(got, g.Status)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s: gates (-want +got):\n%s", c.name, diff)
 		}
 	}
 }
@@ -170,14 +303,15 @@ func TestReportTableShowsEveryRunAndEveryFailure(t *testing.T) {
 		Ceiling:  []*Result{{Scenario: "ceiling", Mode: "closed", Concurrency: 64, RepliesPerS: 10000, CeilingRatio: 1, Statuses: map[string]int64{"200": 100000}}},
 		Runs: []*Result{
 			{Scenario: "hot", Mode: "closed", Concurrency: 64, PayoutsPerS: 4000, RepliesPerS: 4000, CeilingRatio: 0.4,
-				Statuses: map[string]int64{"200": 40000}, Gates: []Gate{{Name: "no negative balance", Status: "pass"}, idempotencyGate}},
+				Statuses: map[string]int64{"200": 40000}, Gates: []Gate{{Name: "no negative balance", Status: "pass"}}},
+			{Scenario: "retry-storm", Mode: "closed", Concurrency: 64, Replies: 40000, Payouts: 10000, Replayed: 30000, Overlapping: 9000,
+				PayoutsPerS: 1000, RepliesPerS: 4000, CeilingRatio: 0.4, Statuses: map[string]int64{"200": 40000}},
 			{Scenario: "over-limit", Mode: "open", RatePercent: 80, Concurrency: 128, PayoutsPerS: 800, RepliesPerS: 1000,
 				Statuses: map[string]int64{"200": 8000, "450": 2000}, Dropped: 3,
 				Gates: []Gate{{Name: "paid sends = new payout rows", Status: "fail", Detail: "10 sends answered 200, 9 payout rows"}}},
 		},
-		Growth:      []*Result{{Scenario: "payouts", Mode: "closed", Concurrency: 1, Stored: &stored, RepliesPerS: 900}},
-		Unavailable: []Unavailable{{Scenario: "retry-storm", Reason: "not available until v2 (issue 3)"}},
-		Gates:       []Gate{{Name: "drip admin reconcile", Status: "pass"}},
+		Growth: []*Result{{Scenario: "payouts", Mode: "closed", Concurrency: 1, Stored: &stored, RepliesPerS: 900}},
+		Gates:  []Gate{{Name: "drip admin reconcile", Status: "pass"}},
 	}
 	rep.finish()
 	if rep.OK {
@@ -190,9 +324,9 @@ func TestReportTableShowsEveryRunAndEveryFailure(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"ceiling ", "hot ", "over-limit ", "open 80%", "200:8000 450:2000 dropped:3", "growth 1M payouts",
-		"retry-storm            not available until v2 (issue 3)",
+		"retry-storm            closed      64      1000      4000    0.40",
+		"retry-storm closed c=64: 75% of replies were replays (30000 of 40000); 9000 copies sent before their key's first copy answered",
 		"FAILED over-limit open 80% c=128: paid sends = new payout rows: 10 sends answered 200, 9 payout rows",
-		"payouts = distinct idempotency keys: no idempotency keys until v2 (issue 3)",
 		"SOME GATES FAILED",
 	} {
 		if !strings.Contains(out, want) {

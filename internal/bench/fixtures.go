@@ -12,6 +12,7 @@ import (
 	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/user"
 )
 
@@ -35,6 +36,8 @@ type fixtures struct {
 	// the users in that range).
 	firstID, lastID int64
 	faucets         int
+	// keyRuns counts the runs given idempotency keys, so no two share one.
+	keyRuns int
 }
 
 type recipient struct {
@@ -42,10 +45,11 @@ type recipient struct {
 	to   string // the form-encoded destination
 }
 
-// faucetFix is a faucet the bench sends from, with its key.
+// faucetFix is a faucet the bench sends from, with its keys.
 type faucetFix struct {
-	f    *drip.Faucet
-	auth string // "api_key=..." form-encoded
+	f      *drip.Faucet
+	auth   string // "api_key=..." form-encoded
+	bearer string // "Bearer <v2 send key>", once minted
 }
 
 func newFixtures(ctx context.Context, a *app.App, recipients int) (*fixtures, error) {
@@ -139,6 +143,24 @@ func (fx *fixtures) faucet(ctx context.Context, name string, fund int64) (*fauce
 	return &faucetFix{f: f, auth: "api_key=" + url.QueryEscape(key)}, nil
 }
 
+// mintSendKey gives f a v2 key with the send scope (D14), as an owner
+// would mint one: no expiry, no IP whitelist, no daily USD cap.
+func (fx *fixtures) mintSendKey(ctx context.Context, f *faucetFix) error {
+	_, secret, err := fx.app.Keys.Mint(ctx, key.MintParams{FaucetID: f.f.ID, Scopes: []drip.Scope{drip.ScopeSend}})
+	if err != nil {
+		return err
+	}
+	f.bearer = "Bearer " + secret
+	return nil
+}
+
+// idempotencyPrefix starts the idempotency keys of one run: keys are per
+// faucet (D35), and a run must never replay a payout of an earlier run.
+func (fx *fixtures) idempotencyPrefix() string {
+	fx.keyRuns++
+	return fmt.Sprintf("bench-%s-%d-", fx.tag, fx.keyRuns)
+}
+
 // sendFields are the form fields of every bench send but the key and the recipient.
 var sendFields = "&currency=" + coin + "&amount=" + strconv.Itoa(amount) + "&to="
 
@@ -154,4 +176,13 @@ func (f *faucetFix) payouts() request {
 
 func (f *faucetFix) balance() request {
 	return request{op: opBalance, path: "/api/v1/getbalance", body: f.auth + "&currency=" + coin}
+}
+
+// sendV2 is a v2 send to r under the idempotency key prefix+n: the same n
+// and recipient make the same request, so its copies replay (D35).
+func (f *faucetFix) sendV2(r recipient, prefix string, n uint64) request {
+	// Usernames are a-z, 0-9 and _ (D10): no JSON escaping needed.
+	body := `{"idempotency_key":"` + prefix + strconv.FormatUint(n, 10) + `","to":"` + r.user.Username +
+		`","amount":` + strconv.Itoa(amount) + `,"currency":"` + coin + `"}`
+	return request{op: opSend, path: "/api/v2/send", body: body, authorization: f.bearer, idem: n}
 }

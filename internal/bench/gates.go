@@ -15,8 +15,8 @@ import (
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-// Gate is one correctness check of a run: Status is "pass", "fail" or
-// "n/a" (a check that cannot apply yet, with the reason in Detail).
+// Gate is one correctness check of a run: Status is "pass" or "fail"
+// (with what failed in Detail).
 type Gate struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
@@ -29,10 +29,6 @@ func gateFrom(name string, ok bool, detail string) Gate {
 	}
 	return Gate{Name: name, Status: "fail", Detail: detail}
 }
-
-// idempotencyGate is issue 5's "payouts equal distinct idempotency keys":
-// v1 has no idempotency keys, so it waits for v2.
-var idempotencyGate = Gate{Name: "payouts = distinct idempotency keys", Status: "n/a", Detail: "no idempotency keys until v2 (issue 3)"}
 
 // ledgerView is the balances a run moves: its faucets' and every recipient's.
 type ledgerView struct {
@@ -77,23 +73,33 @@ func (b *bench) ledgerView(ctx context.Context, faucets []*faucetFix) (*ledgerVi
 }
 
 // gates checks a run once its last reply is in: every reply is one the
-// scenario allows; every paid send is one new payout row and every payout
-// row a paid send; what the faucets lost the recipients gained; no balance
-// went negative; no payout id was acknowledged twice; drip admin reconcile
-// passes; the server logged no error.
+// scenario allows; every paid payout is one new payout row and every payout
+// row a paid payout; what the faucets lost the recipients gained; no
+// balance went negative; no payout id was acknowledged for two payouts;
+// drip admin reconcile passes; the server logged no error. A paid payout is
+// a v1 send answered 200, or an idempotency key with a copy answered 200
+// (issue 5's "payouts = distinct idempotency keys"); with keys, keyGates
+// check their copies too.
 func (b *bench) gates(ctx context.Context, sc *scenario, wl *workload, o *outcome, before *ledgerView, since time.Time, errMark int64) []Gate {
 	var gs []Gate
 	unexpected := map[string]int{}
-	var paid int64
-	var ids []int64
+	var ids []int64 // one a paid payout
 	for _, s := range o.samples {
 		if !sc.expected(s) {
 			unexpected[fmt.Sprintf("%s %s", s.op, statusName(s.status))]++
 		}
-		if s.op == opSend && s.status == 200 {
-			paid++
+		if s.op == opSend && s.status == 200 && s.idem == 0 {
 			ids = append(ids, s.payoutID)
 		}
+	}
+	keys := tallyKeys(o.samples)
+	for _, t := range keys {
+		ids = append(ids, t.payoutID)
+	}
+	paid := int64(len(ids))
+	rowsGate, paidText := "paid sends = new payout rows", "sends answered 200"
+	if wl.copies > 0 {
+		rowsGate, paidText = "payouts = distinct idempotency keys", "idempotency keys answered 200"
 	}
 	gs = append(gs, gateFrom("every reply has an expected status", len(unexpected) == 0, fmt.Sprint(unexpected)))
 	if n, lines := b.srv.errorsSince(errMark); n > 0 {
@@ -109,12 +115,11 @@ func (b *bench) gates(ctx context.Context, sc *scenario, wl *workload, o *outcom
 	for _, f := range wl.faucets {
 		n, sum, err := b.app.Store.PayoutWindow(ctx, &store.PayoutWindowParams{FaucetID: f.f.ID, Since: since})
 		if err != nil {
-			return append(gs, gateFrom("paid sends = new payout rows", false, err.Error()))
+			return append(gs, gateFrom(rowsGate, false, err.Error()))
 		}
 		rows, rowSum = rows+n, rowSum+sum
 	}
-	gs = append(gs, gateFrom("paid sends = new payout rows", rows == paid,
-		fmt.Sprintf("%d sends answered 200, %d payout rows", paid, rows)))
+	gs = append(gs, gateFrom(rowsGate, rows == paid, fmt.Sprintf("%d %s, %d payout rows", paid, paidText, rows)))
 
 	b.recipientBalances = nil // read them afresh
 	after, err := b.ledgerView(ctx, wl.faucets)
@@ -137,7 +142,7 @@ func (b *bench) gates(ctx context.Context, sc *scenario, wl *workload, o *outcom
 	}
 	gs = append(gs,
 		gateFrom("faucet debits = recipient credits = paid amounts", debits == credits && credits == paid*amount && rowSum == credits,
-			fmt.Sprintf("debits %d, credits %d, paid sends × amount %d, payout rows' sum %d", debits, credits, paid*amount, rowSum)),
+			fmt.Sprintf("debits %d, credits %d, paid payouts × amount %d, payout rows' sum %d", debits, credits, paid*amount, rowSum)),
 		gateFrom("no negative balance", len(negative) == 0, strings.Join(negative, ", ")))
 
 	slices.Sort(ids)
@@ -149,11 +154,13 @@ func (b *bench) gates(ctx context.Context, sc *scenario, wl *workload, o *outcom
 	}
 	zero := len(ids) > 0 && ids[0] <= 0
 	gs = append(gs, gateFrom("acknowledged payout ids distinct", len(dup) == 0 && !zero, fmt.Sprintf("repeated: %v; missing id: %v", dup, zero)))
+	if wl.copies > 0 {
+		gs = append(gs, keyGates(keys, wl.copies)...)
+	}
 	if wl.check != nil {
 		gs = append(gs, wl.check(ctx, o)...)
 	}
-	gs = append(gs, b.reconcile(ctx), idempotencyGate)
-	return gs
+	return append(gs, b.reconcile(ctx))
 }
 
 // reconcile runs the real drip admin reconcile against the bench's database.

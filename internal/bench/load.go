@@ -28,17 +28,28 @@ var opNames = [...]string{opSend: "send", opPayouts: "payouts", opBalance: "getb
 
 func (o op) String() string { return opNames[o] }
 
-// request is one v1 call: a form-encoded POST.
+// request is one call: a form-encoded v1 POST, or a JSON v2 POST when
+// authorization is set.
 type request struct {
 	op   op
 	path string
 	body string
+	// authorization is a v2 request's Authorization header, "Bearer <key>".
+	authorization string
+	// idem numbers the idempotency key of a v2 send within its run, from 1;
+	// 0 for a request without one.
+	idem uint64
+	// overlap marks a copy of an idempotency key sent before the key's
+	// first copy answered.
+	overlap bool
+	// answered, when set, is called with the request's outcome.
+	answered func(sample)
 }
 
-// Reply statuses that are not v1 statuses.
+// Reply statuses that are not HTTP statuses.
 const (
 	statusTransport = -1 // no reply: connection or timeout error
-	statusGarbled   = -2 // a reply without a readable v1 status
+	statusGarbled   = -2 // a reply without a readable status
 )
 
 // client is the bench's HTTP client: keep-alive connections, as many idle
@@ -61,50 +72,74 @@ func newClient(base string, inFlight int) *client {
 
 func (c *client) close() { c.http.CloseIdleConnections() }
 
-// do sends r and returns the reply's v1 status, and the payout_id of a
-// paid send.
-func (c *client) do(ctx context.Context, r request) (status int, payoutID int64) {
+// reply is what the bench reads of a reply.
+type reply struct {
+	status   int   // v1 status, or the v2 envelope's (the HTTP status)
+	payoutID int64 // of a paid send
+	replayed bool  // v2: Idempotent-Replayed: true (D35)
+}
+
+// do sends r and reads its reply.
+func (c *client) do(ctx context.Context, r request) reply {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+r.path, strings.NewReader(r.body))
 	if err != nil {
-		return statusTransport, 0
+		return reply{status: statusTransport}
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if r.authorization != "" {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", r.authorization)
+	} else {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return statusTransport, 0
+		return reply{status: statusTransport}
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return statusTransport, 0
+		return reply{status: statusTransport}
 	}
-	return parseReply(body)
+	rep := parseReply(body)
+	rep.replayed = resp.Header.Get("Idempotent-Replayed") == "true"
+	return rep
 }
 
 var (
-	statusPrefix = []byte(`{"status":`)
-	payoutIDKey  = []byte(`"payout_id":`)
+	statusKey   = []byte(`"status":`)
+	payoutIDKey = []byte(`"payout_id":`)
 )
 
-// parseReply reads a v1 reply's status and payout_id. v1 writes status
-// first, so the common case is read without decoding the whole body.
-func parseReply(body []byte) (status int, payoutID int64) {
-	if rest, ok := bytes.CutPrefix(body, statusPrefix); ok {
+// statusWithin is how far into a reply its status is looked for: v1 writes
+// status first, the v2 envelope (D32) right after "success", so the common
+// case is read without decoding the whole body. A key inside a JSON string
+// is escaped (\"status\":) and cannot match.
+const statusWithin = 32
+
+// parseReply reads a reply's status and payout_id: v1's, or the v2
+// envelope's status and data.payout_id.
+func parseReply(body []byte) reply {
+	if i := bytes.Index(body[:min(len(body), statusWithin)], statusKey); i >= 0 {
+		rest := body[i+len(statusKey):]
 		if n, ok := leadingInt(rest); ok {
+			r := reply{status: int(n)}
 			if i := bytes.Index(rest, payoutIDKey); i >= 0 {
-				payoutID, _ = leadingInt(rest[i+len(payoutIDKey):])
+				r.payoutID, _ = leadingInt(rest[i+len(payoutIDKey):])
 			}
-			return int(n), payoutID
+			return r
 		}
 	}
 	var v struct {
 		Status   *int  `json:"status"`
 		PayoutID int64 `json:"payout_id"`
+		Data     struct {
+			PayoutID int64 `json:"payout_id"`
+		} `json:"data"`
 	}
 	if json.Unmarshal(body, &v) != nil || v.Status == nil {
-		return statusGarbled, 0
+		return reply{status: statusGarbled}
 	}
-	return *v.Status, v.PayoutID
+	return reply{status: *v.Status, payoutID: max(v.PayoutID, v.Data.PayoutID)}
 }
 
 func leadingInt(b []byte) (int64, bool) {
@@ -120,9 +155,12 @@ func leadingInt(b []byte) (int64, bool) {
 type sample struct {
 	seq      uint64
 	op       op
-	warm     bool // sent during the warm-up
+	warm     bool   // sent during the warm-up
+	idem     uint64 // the request's idempotency key number; 0: none
+	overlap  bool   // the request's overlap
 	status   int
 	payoutID int64
+	replayed bool
 	latency  time.Duration
 }
 
@@ -223,14 +261,18 @@ func runWorkers(n int, work func(rec *recorder)) []*recorder {
 // send makes request r and records its sample, with latency counted from
 // from: when it was sent (closed loop) or scheduled (open loop).
 func (rec *recorder) send(ctx context.Context, c *client, r request, s sample, from time.Time) {
-	s.op = r.op
-	s.status, s.payoutID = c.do(ctx, r)
+	s.op, s.idem, s.overlap = r.op, r.idem, r.overlap
+	rep := c.do(ctx, r)
 	done := time.Now()
+	s.status, s.payoutID, s.replayed = rep.status, rep.payoutID, rep.replayed
 	s.latency = done.Sub(from)
 	if !s.warm {
 		rec.lastDone = done
 	}
 	rec.samples = append(rec.samples, s)
+	if r.answered != nil {
+		r.answered(s)
+	}
 }
 
 // openLoop sends requests at a fixed arrival rate (requests per second),

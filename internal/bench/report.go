@@ -19,10 +19,9 @@ type Report struct {
 	Machine  Machine  `json:"machine"`
 	Settings Settings `json:"settings"`
 	// Ceiling holds the no-op runs, one per concurrency.
-	Ceiling     []*Result     `json:"ceiling"`
-	Runs        []*Result     `json:"runs"`
-	Growth      []*Result     `json:"growth,omitempty"`
-	Unavailable []Unavailable `json:"unavailable"`
+	Ceiling []*Result `json:"ceiling"`
+	Runs    []*Result `json:"runs"`
+	Growth  []*Result `json:"growth,omitempty"`
 	// Gates are the checks of the bench as a whole, after the last run.
 	Gates []Gate `json:"gates"`
 	// OK is true when no gate of any run failed.
@@ -51,12 +50,6 @@ type Settings struct {
 	Short         bool     `json:"short"`
 }
 
-// Unavailable is a scenario the bench cannot run yet.
-type Unavailable struct {
-	Scenario string `json:"scenario"`
-	Reason   string `json:"reason"`
-}
-
 // Result is one measured run.
 type Result struct {
 	Scenario string `json:"scenario"`
@@ -69,8 +62,15 @@ type Result struct {
 	// Stored is, in the growth run, how many payouts were bulk-loaded before it.
 	Stored *int64 `json:"stored_payouts,omitempty"`
 
-	Replies      int64   `json:"replies"` // measured
-	Payouts      int64   `json:"payouts"` // measured sends answered 200
+	Replies int64 `json:"replies"` // measured
+	// Payouts are the measured sends answered 200 that paid: every one, but
+	// a v2 replay of an earlier payout (Idempotent-Replayed).
+	Payouts int64 `json:"payouts"`
+	// Replayed are the measured sends answered 200 as replays.
+	Replayed int64 `json:"replayed,omitempty"`
+	// Overlapping are the measured copies of an idempotency key sent before
+	// its first copy had answered (retry-storm).
+	Overlapping  int64   `json:"overlapping_copies,omitempty"`
 	PayoutsPerS  float64 `json:"payouts_per_s"`
 	RepliesPerS  float64 `json:"replies_per_s"`
 	CeilingRatio float64 `json:"ceiling_ratio"`
@@ -78,7 +78,7 @@ type Result struct {
 	// it by kind of request.
 	Latency  Latency            `json:"latency_ms"`
 	ByOp     map[string]Latency `json:"latency_by_op_ms"`
-	Statuses map[string]int64   `json:"statuses"` // measured replies by v1 status ("error": no reply)
+	Statuses map[string]int64   `json:"statuses"` // measured replies by v1 or v2 status ("error": no reply)
 	Dropped  int64              `json:"dropped,omitempty"`
 
 	RSSMaxMB        float64 `json:"rss_max_mb"`
@@ -107,7 +107,6 @@ func newReport(cfg Config, engine string) *Report {
 			Recipients: cfg.Recipients, SpreadFaucets: cfg.SpreadFaucets, DryPayouts: cfg.DryPayouts,
 			ServeArgs: append([]string{}, cfg.ServeArgs...), Short: cfg.Short,
 		},
-		Unavailable: []Unavailable{},
 	}
 }
 
@@ -171,8 +170,15 @@ func summarize(o *outcome, spec runSpec) *Result {
 		}
 		run.Replies++
 		run.Statuses[statusName(s.status)]++
-		if s.op == opSend && s.status == 200 {
+		switch {
+		case s.op != opSend || s.status != 200:
+		case s.replayed:
+			run.Replayed++
+		default:
 			run.Payouts++
+		}
+		if s.overlap {
+			run.Overlapping++
 		}
 		all = append(all, s.latency)
 		byOp[s.op] = append(byOp[s.op], s.latency)
@@ -236,14 +242,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 			run.Latency.P50, run.Latency.P90, run.Latency.P99, run.Latency.Max, run.RSSMaxMB, cpu,
 			statusText(run.Statuses, run.Dropped), gateSummary(run.Gates))
 	}
-	for _, u := range r.Unavailable {
-		fmt.Fprintf(w, "%-22s %s\n", u.Scenario, u.Reason)
+	var replays bool
+	for _, run := range r.all() {
+		if run.Replayed > 0 {
+			if !replays {
+				fmt.Fprintln(w)
+				replays = true
+			}
+			fmt.Fprintf(w, "%s %s c=%d: %.0f%% of replies were replays (%d of %d); %d copies sent before their key's first copy answered\n",
+				run.label(), run.loop(), run.Concurrency, 100*float64(run.Replayed)/float64(run.Replies), run.Replayed, run.Replies, run.Overlapping)
+		}
 	}
 	fmt.Fprintf(w, "\nceiling: replies/s over the no-op endpoint's at the same concurrency (open loops: at the largest)."+
-		"\nCPU/1k: server CPU seconds per 1,000 payouts. Open loops: latency from each request's scheduled time.\n")
-	fmt.Fprintf(w, "gates of every run: expected statuses, paid sends = new payout rows, faucet debits = recipient credits,\n"+
-		"no negative balance, payout ids distinct, drip admin reconcile, no server error; %s: %s.\n",
-		idempotencyGate.Name, idempotencyGate.Detail)
+		"\npayouts/s: new payouts, not v2 replays. CPU/1k: server CPU seconds per 1,000 payouts."+
+		"\nOpen loops: latency from each request's scheduled time.\n")
+	fmt.Fprintf(w, "gates of every run: expected statuses, paid sends = new payout rows (v2: payouts = distinct idempotency keys),\n"+
+		"faucet debits = recipient credits, no negative balance, payout ids distinct, drip admin reconcile, no server error;\n"+
+		"v2 also: replays carry Idempotent-Replayed, one copy a key paid; every copy of a key answered the same payout_id.\n")
 	for _, g := range r.Gates {
 		fmt.Fprintf(w, "%s: %s\n", g.Name, g.Status)
 	}

@@ -11,20 +11,15 @@ import (
 // Scenarios are the scenarios of issue 5, in its order.
 var Scenarios = []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed"}
 
-// unavailable are the scenarios that need the v2 interface (idempotency
-// keys), which does not exist yet. They are listed, never faked.
-var unavailable = map[string]string{
-	"v2-idempotent": "not available until v2 (issue 3)",
-	"retry-storm":   "not available until v2 (issue 3)",
-}
-
 // ScenarioHelp describes the scenarios for drip bench -h.
 const ScenarioHelp = `hot: one faucet paying the recipients round-robin
 spread: many faucets, each with its own key, paying the recipients
+v2-idempotent: hot through v2 /api/v2/send, each send a new idempotency key
+retry-storm: v2 sends, each idempotency key sent 4 times: the first, a retry at once
+  (while the first is in flight), two more after the first answered; 3 in 4 are replays
 over-limit: an owner per-recipient send limit refuses about 20% of sends (status 450)
 run-dry: a faucet funded for a fixed number of payouts paid until empty, then 402
-mixed: 70% sends, 20% /payouts count=100, 10% /getbalance on one faucet
-v2-idempotent, retry-storm: not available until v2 (issue 3)`
+mixed: 70% sends, 20% /payouts count=100, 10% /getbalance on one faucet`
 
 // scenario is a workload the bench measures.
 type scenario struct {
@@ -42,22 +37,11 @@ type workload struct {
 	next generator
 	// faucets are those the run pays from, whose payouts the gates count.
 	faucets []*faucetFix
+	// copies is, for v2 sends with idempotency keys, how many times each key
+	// is sent; 0 for v1 sends, which have none.
+	copies int
 	// check adds the scenario's own gates, once the run is over.
 	check func(ctx context.Context, o *outcome) []Gate
-}
-
-// selectScenarios returns the runnable scenarios among names, and lists
-// the others in the report as unavailable.
-func selectScenarios(names []string, rep *Report) []*scenario {
-	var out []*scenario
-	for _, name := range names {
-		if why, ok := unavailable[name]; ok {
-			rep.Unavailable = append(rep.Unavailable, Unavailable{Scenario: name, Reason: why})
-			continue
-		}
-		out = append(out, newScenario(name))
-	}
-	return out
 }
 
 func newScenario(name string) *scenario {
@@ -66,6 +50,10 @@ func newScenario(name string) *scenario {
 		return hotScenario()
 	case "spread":
 		return spreadScenario()
+	case "v2-idempotent":
+		return v2IdempotentScenario()
+	case "retry-storm":
+		return retryStormScenario()
 	case "over-limit":
 		return overLimitScenario()
 	case "run-dry":
