@@ -15,6 +15,16 @@ type Coin struct {
 	MinPayout int64 // smallest amount a send may pay, in smallest units
 }
 
+// HasCoin reports whether coins holds the coin with this symbol.
+func HasCoin(coins []Coin, symbol string) bool {
+	for _, c := range coins {
+		if c.Symbol == symbol {
+			return true
+		}
+	}
+	return false
+}
+
 // UserStatus is whether a user may receive payouts and use the service.
 type UserStatus string
 

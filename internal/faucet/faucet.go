@@ -230,7 +230,7 @@ func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit, 
 }
 
 func validateLimit(l drip.Limit, coins []drip.Coin) error {
-	if l.Coin != "" && !hasCoin(coins, l.Coin) {
+	if l.Coin != "" && !drip.HasCoin(coins, l.Coin) {
 		return fmt.Errorf("coin %q is not a coin", l.Coin)
 	}
 	switch l.Per {
@@ -245,15 +245,6 @@ func validateLimit(l drip.Limit, coins []drip.Coin) error {
 		return fmt.Errorf("give max_count or max_amount, positive")
 	}
 	return nil
-}
-
-func hasCoin(coins []drip.Coin, symbol string) bool {
-	for _, c := range coins {
-		if c.Symbol == symbol {
-			return true
-		}
-	}
-	return false
 }
 
 // RulesChange is a partial update of the anti-fraud rules; nil leaves a field as it is.

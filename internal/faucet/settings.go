@@ -35,7 +35,7 @@ func (s *Service) UpdateSettings(ctx context.Context, id int64, c SettingsChange
 		return nil, drip.Errorf(drip.CodeInvalid, "Invalid timer_minutes: 1 to 1440.")
 	}
 	if c.Currencies != nil {
-		list, err := uniqueFrom(*c.Currencies, "currencies_selected", func(s string) bool { return hasCoin(active, s) })
+		list, err := uniqueFrom(*c.Currencies, "currencies_selected", func(s string) bool { return drip.HasCoin(active, s) })
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ type LowBalanceChange struct {
 // Without Enabled, it toggles.
 func (s *Service) SetLowBalance(ctx context.Context, id int64, c LowBalanceChange, coins []drip.Coin) (*drip.Faucet, error) {
 	for coin, t := range c.Thresholds {
-		if !hasCoin(coins, coin) {
+		if !drip.HasCoin(coins, coin) {
 			return nil, drip.Errorf(drip.CodeInvalid, "Invalid threshold: %q is not a coin.", coin)
 		}
 		if t < 0 {

@@ -49,21 +49,12 @@ func (s *Service) SetCost(ctx context.Context, coinSymbol string, amount int64) 
 	if err != nil {
 		return err
 	}
-	if !hasCoin(all, coinSymbol) {
+	if !drip.HasCoin(all, coinSymbol) {
 		return drip.Errorf(drip.CodeInvalidCurrency, "No coin %q.", coinSymbol)
 	}
 	return s.store.Transact(ctx, func(tx store.Tx) error {
 		return tx.ListingCostSet(ctx, coinSymbol, amount, s.now())
 	})
-}
-
-func hasCoin(coins []drip.Coin, symbol string) bool {
-	for _, c := range coins {
-		if c.Symbol == symbol {
-			return true
-		}
-	}
-	return false
 }
 
 // Costs returns the listing cost of every coin it is offered in.
