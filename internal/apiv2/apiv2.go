@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/audit"
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
@@ -43,6 +44,7 @@ type Deps struct {
 	Faucets *faucet.Service
 	Coins   *coin.Catalog
 	Listing *listing.Service
+	Audit   *audit.Service
 	Rate    ratelimit.Config // the request rate of every key (D40), reported by /ratelimits
 	Log     *slog.Logger
 	Now     func() time.Time
@@ -91,6 +93,7 @@ func New(d Deps) *Handler {
 		"/transactions":             read(h.transactions),
 		"/ratelimits":               read(h.rateLimits),
 		"/low-balance-notification": read(h.lowBalance),
+		"/audit":                    read(h.auditLog), // manage calls made through the tool server
 
 		"/faucet/update":                   manage(h.updateFaucet),
 		"/ratelimits/set":                  manage(h.setRateLimits),

@@ -40,6 +40,7 @@ var oaRoutes = map[string]drip.Scope{
 	"/transactions":             drip.ScopeRead,
 	"/ratelimits":               drip.ScopeRead,
 	"/low-balance-notification": drip.ScopeRead,
+	"/audit":                    drip.ScopeRead,
 
 	"/faucet/update":                   drip.ScopeManage,
 	"/ratelimits/set":                  drip.ScopeManage,
@@ -265,6 +266,7 @@ func TestOpenAPIRepliesMatch(t *testing.T) {
 			{"/transactions", map[string]any{"coin": "BTC", "page": 2}, "?coin=BTC&page=2"},
 			{"/ratelimits", nil, ""},
 			{"/low-balance-notification", nil, ""},
+			{"/audit", map[string]any{"count": 10}, "?count=5"},
 		} {
 			t.Run(stage+c.path+c.query, func(t *testing.T) {
 				ok(readKey, http.MethodPost, c.path, c.body)

@@ -54,6 +54,7 @@ var v2Paths = []v2Path{
 	{"/transactions", drip.ScopeRead},
 	{"/ratelimits", drip.ScopeRead},
 	{"/low-balance-notification", drip.ScopeRead},
+	{"/audit", drip.ScopeRead},
 	{"/faucet/update", drip.ScopeManage},
 	{"/ratelimits/set", drip.ScopeManage},
 	{"/ip-whitelist", drip.ScopeManage},

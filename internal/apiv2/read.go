@@ -398,3 +398,47 @@ func (h *Handler) lowBalanceData(ctx context.Context, f *drip.Faucet) (any, stri
 	}
 	return data, "OK", nil
 }
+
+type auditParams struct {
+	Count *int `json:"count"`
+}
+
+type auditRecord struct {
+	ID        int64           `json:"id"`
+	KeyID     int64           `json:"key_id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    string          `json:"result"`
+	IsError   bool            `json:"is_error"`
+	CreatedAt string          `json:"created_at"`
+}
+
+type auditData struct {
+	Entries []auditRecord `json:"entries"`
+}
+
+// auditLog lists the manage calls made through the tool server, newest
+// first; count is 1-200, default 50.
+func (h *Handler) auditLog(ctx context.Context, c *payout.Caller, in *input) (any, string, error) {
+	var p auditParams
+	if err := in.decode(&p); err != nil {
+		return nil, "", err
+	}
+	count := 50
+	if p.Count != nil {
+		if *p.Count < 1 || *p.Count > 200 {
+			return nil, "", drip.Errorf(drip.CodeInvalid, "Invalid count: 1 to 200.")
+		}
+		count = *p.Count
+	}
+	list, err := h.Audit.List(ctx, c.Faucet.ID, count)
+	if err != nil {
+		return nil, "", err
+	}
+	data := auditData{Entries: make([]auditRecord, len(list))}
+	for i, e := range list {
+		data.Entries[i] = auditRecord{ID: e.ID, KeyID: e.KeyID, Tool: e.Tool, Arguments: e.Arguments,
+			Result: e.Result, IsError: e.IsError, CreatedAt: timestamp(e.CreatedAt)}
+	}
+	return data, "OK", nil
+}

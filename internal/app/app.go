@@ -13,6 +13,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apiv2"
+	"github.com/dripfaucet/drip/internal/audit"
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/key"
@@ -54,6 +55,7 @@ type App struct {
 	Ledger  *ledger.Ledger
 	Payouts *payout.Service
 	Listing *listing.Service
+	Audit   *audit.Service
 	Notify  *notify.Worker
 	Prices  price.Source
 	Rate    ratelimit.Config
@@ -92,6 +94,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		Ledger:               ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
+	a.Audit = audit.NewService(st, opts.Now)
 	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
@@ -141,7 +144,7 @@ type HandlerOptions struct {
 func (a *App) Handler(opts HandlerOptions) http.Handler {
 	clientIP := server.ClientIP(opts.TrustedProxies)
 	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: clientIP})
-	v2 := apiv2.New(apiv2.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing,
+	v2 := apiv2.New(apiv2.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing, Audit: a.Audit,
 		Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP})
 	dir := web.NewDirectory(a.Listing, a.Log)
 	return server.New(server.Handlers{V1: v1, V2: v2, Directory: dir, BenchNoop: opts.BenchNoop}, a.Log)

@@ -6,6 +6,7 @@ package drip
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Decimals is the number of decimal places of every coin's smallest unit (D1):
@@ -55,4 +56,16 @@ func FormatCoins(units int64) string {
 		b.WriteString(strings.TrimRight(f, "0"))
 	}
 	return b.String()
+}
+
+// Clip shortens s to at most n bytes without splitting a character, so a
+// clipped value stays valid UTF-8 (PostgreSQL refuses anything else).
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -81,3 +81,17 @@ type Transaction struct {
 	PayoutID  int64 // 0 unless Kind is "payout"
 	CreatedAt time.Time
 }
+
+// AuditEntry is one manage call made through the tool server, kept for the
+// faucet's owner to read: which key called which tool with which arguments
+// (never secrets), and what came of it.
+type AuditEntry struct {
+	ID        int64
+	FaucetID  int64
+	KeyID     int64
+	Tool      string
+	Arguments []byte // JSON
+	Result    string
+	IsError   bool
+	CreatedAt time.Time
+}

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dripfaucet/drip/internal/antifraud"
 	"github.com/dripfaucet/drip/internal/coin"
@@ -131,10 +130,10 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 	to := strings.TrimSpace(req.To)
 	p := &ledger.Payment{
 		Faucet:      c.Faucet,
-		To:          clip(to, 320), // the recorded copy; resolution uses all of to
+		To:          drip.Clip(to, 320), // the recorded copy; resolution uses all of to
 		Coin:        req.Currency,
-		IPAddress:   clip(strings.TrimSpace(req.IPAddress), 64),
-		Referral:    clip(req.Referral, 64),
+		IPAddress:   drip.Clip(strings.TrimSpace(req.IPAddress), 64),
+		Referral:    drip.Clip(req.Referral, 64),
 		Idempotency: idem,
 	}
 	refuse := func(err error, blacklisted bool) (*SendResult, error) {
@@ -228,16 +227,4 @@ func (s *Service) checkRules(ctx context.Context, f *drip.Faucet, u *drip.User, 
 			LinkedAddresses: len(addresses), RefusedBy: refusedBy,
 		}, err
 	})
-}
-
-// clip shortens s to at most n bytes without splitting a character, so a
-// clipped value stays valid UTF-8 (PostgreSQL refuses anything else).
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

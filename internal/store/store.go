@@ -102,6 +102,9 @@ type Reader interface {
 	// FaucetListListed returns the faucets with an approved listing request.
 	FaucetListListed(ctx context.Context) ([]drip.Faucet, error)
 
+	// AuditList is the faucet's latest audit entries, newest first.
+	AuditList(ctx context.Context, faucetID int64, limit int) ([]drip.AuditEntry, error)
+
 	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
 	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
 	ReconcilePayouts(ctx context.Context) ([]int64, error)
@@ -197,6 +200,8 @@ type Tx interface {
 	// ListingRequestDecide approves or rejects a pending request;
 	// ErrNotFound when it is not pending.
 	ListingRequestDecide(ctx context.Context, id int64, status drip.ListingStatus, at time.Time, refundTransferID int64) error
+
+	AuditInsert(ctx context.Context, e *drip.AuditEntry) (int64, error)
 
 	KeyCreate(ctx context.Context, k *drip.Key, hash string) (int64, error)
 	// KeyRevoke marks a live key revoked; ErrNotFound if there is no such

@@ -40,6 +40,7 @@ type queries struct {
 	ListingCostList, ListingCostSet, ListingCostDelete                           string
 	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet          string
 	ListingRequestListByStatus, ListingRequestDecide                             string
+	AuditInsert, AuditList                                                       string
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              string
 
 	// The statements of store.Tx.PayoutBulkLoad, in the order it runs them.

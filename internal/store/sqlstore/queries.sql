@@ -361,6 +361,14 @@ SELECT {{ListingRequestColumns}} FROM listing_requests WHERE status = $1 ORDER B
 UPDATE listing_requests SET status = $2, decided_at = $3, refund_transfer_id = NULLIF(CAST($4 AS BIGINT), 0)
 WHERE id = $1 AND status = 'pending';
 
+-- name: AuditInsert
+INSERT INTO audit_log (faucet_id, key_id, tool, arguments, result, is_error, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id;
+
+-- name: AuditList
+SELECT id, faucet_id, key_id, tool, arguments, result, is_error, created_at
+FROM audit_log WHERE faucet_id = $1 ORDER BY id DESC LIMIT $2;
+
 -- name: RefusalInsert
 INSERT INTO refusals (user_id, faucet_id, created_at) VALUES ($1, $2, $3);
 
