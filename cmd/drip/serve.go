@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/mail"
+	"github.com/dripfaucet/drip/internal/mcpserver"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
@@ -47,6 +50,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	priceFeedURL := fs.String("price-feed-url", "", "poll USD prices from this CoinGecko simple-price URL (D60)")
 	priceMaxAge := fs.Duration("price-max-age", 10*time.Minute, "oldest feed price a capped send may use (D36, D60)")
 	pricePoll := fs.Duration("price-poll", time.Minute, "how often the price feed is polled")
+	mcpListen := fs.String("mcp-listen", "", "also serve the MCP tool server for AI assistants on this address, at "+mcpserver.Path+" (it is always at "+mcpserver.Path+" on --listen)")
+	mcpOrigins := fs.String("mcp-allowed-origins", "", "browser origins (comma-separated, such as https://app.example.com) the tool server admits besides the service's own")
 	idemRetention := fs.Duration("idempotency-retention", payout.MinIdempotencyRetention, "how long a paid send's idempotency key is kept (D35; at least 168h)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -57,6 +62,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	proxies, err := faucet.ParseIPList(*trustedProxies)
 	if err != nil {
 		return usagef("--trusted-proxies: %s", message(err))
+	}
+	origins, err := parseOrigins(*mcpOrigins)
+	if err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -122,11 +131,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if feed != nil {
 		running.Go(func() { feed.Run(workers) })
 	}
-	handler := svc.Handler(app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop})
+	hopts := app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop, MCPAllowedOrigins: origins}
+	handler := svc.Handler(hopts)
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
+	}
+	var mcpLn net.Listener
+	if *mcpListen != "" {
+		if mcpLn, err = net.Listen("tcp", *mcpListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("--mcp-listen: %w", err)
+		}
 	}
 	base := *baseURL
 	if base == "" {
@@ -135,24 +152,35 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *demo {
 		if err := runDemo(ctx, svc, base, stdout); err != nil {
 			ln.Close()
+			if mcpLn != nil {
+				mcpLn.Close()
+			}
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+	newServer := func(h http.Handler) *http.Server {
+		return &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			MaxHeaderBytes:    64 << 10,
+		}
 	}
+	servers := []*http.Server{newServer(handler)}
 	log.Info("drip serving", "addr", ln.Addr().String(), "engine", svc.Store.Engine(), "base_url", base, "pid", os.Getpid())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	served := make(chan error, 2)
+	go func() { served <- servers[0].Serve(ln) }()
+	if mcpLn != nil {
+		servers = append(servers, newServer(svc.MCPHandler(hopts)))
+		log.Info("tool server serving", "addr", mcpLn.Addr().String(), "path", mcpserver.Path)
+		go func() { served <- servers[1].Serve(mcpLn) }()
+	}
 
+	var failed error
 	select {
-	case err := <-served:
-		return err
+	case failed = <-served: // a listener failed: stop the other too
 	case <-ctx.Done():
 	}
 	// Stop accepting, let in-flight requests finish; a payout's transaction
@@ -160,14 +188,42 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("drip shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	pending := len(servers)
+	if failed != nil {
+		pending-- // its error is failed
+	}
+	for range pending {
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	if failed != nil {
+		return failed
 	}
 	log.Info("drip stopped")
 	return nil
+}
+
+// parseOrigins reads --mcp-allowed-origins: comma-separated http(s)
+// origins, scheme and host only.
+func parseOrigins(s string) ([]string, error) {
+	var out []string
+	for _, o := range strings.Split(s, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" || u.RawQuery != "" {
+			return nil, usagef("--mcp-allowed-origins: %q is not an origin such as https://app.example.com", o)
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
 
 // priceSource is where USD prices come from (D60): a polled feed, a file,

@@ -20,6 +20,7 @@ import (
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/mail"
+	"github.com/dripfaucet/drip/internal/mcpserver"
 	"github.com/dripfaucet/drip/internal/notify"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
@@ -138,6 +139,9 @@ type HandlerOptions struct {
 	TrustedProxies []netip.Prefix
 	// BenchNoop mounts the no-op endpoint drip bench measures the ceiling with.
 	BenchNoop bool
+	// MCPAllowedOrigins are the browser origins the tool server admits
+	// besides the service's own (mcpserver.Deps.AllowedOrigins).
+	MCPAllowedOrigins []string
 }
 
 // Handler is the HTTP interface of the application.
@@ -147,5 +151,17 @@ func (a *App) Handler(opts HandlerOptions) http.Handler {
 	v2 := apiv2.New(apiv2.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing, Audit: a.Audit,
 		Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP})
 	dir := web.NewDirectory(a.Listing, a.Log)
-	return server.New(server.Handlers{V1: v1, V2: v2, Directory: dir, BenchNoop: opts.BenchNoop}, a.Log)
+	return server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop}, a.Log)
+}
+
+// MCPHandler is the tool server alone, for a listener of its own (drip
+// serve --mcp-listen); Handler serves it too, at mcpserver.Path.
+func (a *App) MCPHandler(opts HandlerOptions) http.Handler {
+	return server.NewMCP(a.tools(opts, server.ClientIP(opts.TrustedProxies)), a.Log)
+}
+
+// tools is the tool server over the services v2 calls.
+func (a *App) tools(opts HandlerOptions, clientIP func(*http.Request) netip.Addr) *mcpserver.Handler {
+	return mcpserver.New(mcpserver.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing,
+		Audit: a.Audit, Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP, AllowedOrigins: opts.MCPAllowedOrigins})
 }

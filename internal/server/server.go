@@ -12,6 +12,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apiv2"
+	"github.com/dripfaucet/drip/internal/mcpserver"
 	"github.com/dripfaucet/drip/internal/web"
 )
 
@@ -22,6 +23,9 @@ type Handlers struct {
 	// Directory is the public faucet list (D44): web.DirectoryPath,
 	// web.ListPath and web.ListPathV1.
 	Directory *web.Directory
+	// MCP is the tool server for AI assistants (spec 4.3), mounted at
+	// mcpserver.Path; nil leaves it out.
+	MCP http.Handler
 	// BenchNoop mounts POST /bench/noop: a constant v1-shaped reply through
 	// the same listener and middleware, the ceiling drip bench measures
 	// scenarios against. Off in production.
@@ -36,10 +40,10 @@ var noopReply = []byte(`{"status":200,"message":"OK","rate_limit_remaining":119,
 // New returns the root handler.
 func New(h Handlers, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("GET /healthz", healthz)
+	if h.MCP != nil {
+		mux.Handle(mcpserver.Path, h.MCP)
+	}
 	if h.BenchNoop {
 		mux.HandleFunc("POST "+NoopPath, func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10)) // read the body, as v1 does
@@ -72,6 +76,21 @@ func New(h Handlers, log *slog.Logger) http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 	return recoverPanics(logRequests(root, log), log)
+}
+
+// NewMCP returns the root handler of a listener of the tool server's own
+// (drip serve --mcp-listen): mcpserver.Path and /healthz, with the
+// middleware every route has.
+func NewMCP(mcp http.Handler, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.Handle(mcpserver.Path, mcp)
+	return recoverPanics(logRequests(mux, log), log)
+}
+
+func healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
 }
 
 func under(path, prefix string) bool {

@@ -1,0 +1,68 @@
+package mcpserver
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/dripfaucet/drip/internal/drip"
+)
+
+// Warnings (spec 4.3, issue 4): a manage call through the tool server that
+// weakens one of the faucet's protections says so in its result, so that
+// the assistant tells the owner. Calls that keep or strengthen them carry
+// none. "before" is the faucet as the call's authorization read it.
+
+// rulesWarning says how a change of the anti-fraud rules weakened them:
+// rank checks turned off, trust_rank lowered, negative_rank raised,
+// blacklist entries removed, whitelist entries added. "" when none of that.
+func rulesWarning(before, after drip.Rules) string {
+	var w []string
+	if before.AntiFraud && !after.AntiFraud {
+		w = append(w, "anti-fraud rank checks were turned off: recipients of any rank are paid unless blacklisted")
+	}
+	if after.TrustRank < before.TrustRank {
+		w = append(w, fmt.Sprintf("trust_rank was lowered from %d to %d: recipients with less trust are paid", before.TrustRank, after.TrustRank))
+	}
+	if after.NegativeRank > before.NegativeRank {
+		w = append(w, fmt.Sprintf("negative_rank was raised from %d to %d: recipients other faucets refused are paid", before.NegativeRank, after.NegativeRank))
+	}
+	if removed := missing(before.Blacklist, after.Blacklist); len(removed) > 0 {
+		w = append(w, fmt.Sprintf("removed from the blacklist, so they can be paid again: %s", strings.Join(removed, ", ")))
+	}
+	if added := missing(after.Whitelist, before.Whitelist); len(added) > 0 {
+		w = append(w, fmt.Sprintf("added to the whitelist, so they skip the rank checks: %s", strings.Join(added, ", ")))
+	}
+	return sentence(w)
+}
+
+// ipWhitelistWarning says whether a new IP whitelist emptied the old one.
+func ipWhitelistWarning(before, after []netip.Prefix) string {
+	if len(before) > 0 && len(after) == 0 {
+		return sentence([]string{"the IP whitelist was emptied: the faucet's keys now work from any IP address"})
+	}
+	return ""
+}
+
+// missing are the entries of list that other lacks. Lists are matched
+// case-insensitively, as the anti-fraud checks match them (D42).
+func missing(list, other []string) []string {
+	var out []string
+	for _, e := range list {
+		found := false
+		for _, o := range other {
+			found = found || strings.EqualFold(e, o)
+		}
+		if !found {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func sentence(parts []string) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	return "This call weakened the faucet's protection: " + strings.Join(parts, "; ") + "."
+}
