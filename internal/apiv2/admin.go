@@ -7,6 +7,7 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/reply"
 )
 
 // The admin-scope operations (spec 4.2): create a faucet and request its
@@ -19,7 +20,7 @@ type createFaucetParams struct {
 }
 
 type createFaucetData struct {
-	Faucet faucetRecord `json:"faucet"`
+	Faucet reply.Faucet `json:"faucet"`
 	// APIKey is the new faucet's v1 key, shown this once (D13).
 	APIKey string `json:"api_key"`
 }
@@ -34,7 +35,7 @@ func (h *Handler) createFaucet(ctx context.Context, c *payout.Caller, in *input)
 	if err != nil {
 		return nil, "", err
 	}
-	rec, err := h.faucetRecord(ctx, f)
+	rec, err := reply.ReadFaucet(ctx, h.Faucets, h.Listing, f)
 	return createFaucetData{Faucet: rec, APIKey: key}, "Faucet created. Its v1 api_key is shown this once.", err
 }
 
@@ -47,7 +48,7 @@ type approvalCostData struct {
 	Cost        int64          `json:"cost"`
 	CostBitcoin json.Number    `json:"cost_bitcoin"`
 	Balance     int64          `json:"balance"` // the faucet's balance of the coin, which pays the cost
-	Listing     *listingRecord `json:"listing"` // the latest request, or null
+	Listing     *reply.Listing `json:"listing"` // the latest request, or null
 }
 
 // approvalCost is what listing the faucet costs in a coin (D44).
@@ -71,12 +72,12 @@ func (h *Handler) approvalCost(ctx context.Context, c *payout.Caller, in *input)
 	if err != nil {
 		return nil, "", err
 	}
-	return approvalCostData{Currency: p.Coin, Cost: cost, CostBitcoin: coins(cost), Balance: balance,
-		Listing: newListing(status)}, "OK", nil
+	return approvalCostData{Currency: p.Coin, Cost: cost, CostBitcoin: reply.Coins(cost), Balance: balance,
+		Listing: reply.NewListing(status)}, "OK", nil
 }
 
 type requestApprovalData struct {
-	Listing listingRecord `json:"listing"`
+	Listing reply.Listing `json:"listing"`
 	Balance int64         `json:"balance"` // the faucet's balance of the coin after the cost
 }
 
@@ -98,6 +99,6 @@ func (h *Handler) requestApproval(ctx context.Context, c *payout.Caller, in *inp
 	if err != nil {
 		return nil, "", err
 	}
-	return requestApprovalData{Listing: *newListing(req), Balance: balance},
+	return requestApprovalData{Listing: *reply.NewListing(req), Balance: balance},
 		"Listing requested: the cost was paid and the request awaits the operator's decision.", nil
 }

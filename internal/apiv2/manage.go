@@ -7,6 +7,7 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/reply"
 )
 
 // The manage-scope operations (spec 4.2): the faucet's settings, send
@@ -51,7 +52,7 @@ func (h *Handler) updateFaucet(ctx context.Context, c *payout.Caller, in *input)
 	if err != nil {
 		return nil, "", err
 	}
-	rec, err := h.faucetRecord(ctx, f)
+	rec, err := reply.ReadFaucet(ctx, h.Faucets, h.Listing, f)
 	return rec, "Faucet settings updated.", err
 }
 
@@ -97,18 +98,14 @@ func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in *input
 	if err != nil {
 		return nil, "", err
 	}
-	return h.rateLimitsData(c, f), "Rate limits updated.", nil
-}
-
-type ipWhitelistData struct {
-	IPWhitelist []string `json:"ip_whitelist"` // empty: any IP may use the faucet's keys
+	return reply.NewRateLimits(h.Rate, c.RateRemaining, f.Limits), "Rate limits updated.", nil
 }
 
 func (h *Handler) ipWhitelist(ctx context.Context, c *payout.Caller, in *input) (any, string, error) {
 	if err := in.decode(&struct{}{}); err != nil {
 		return nil, "", err
 	}
-	return ipWhitelistData{IPWhitelist: c.Faucet.IPWhitelistStrings()}, "OK", nil
+	return reply.NewIPWhitelist(c.Faucet), "OK", nil
 }
 
 type setIPWhitelistParams struct {
@@ -137,7 +134,7 @@ func (h *Handler) setIPWhitelist(ctx context.Context, c *payout.Caller, in *inpu
 	if err != nil {
 		return nil, "", err
 	}
-	return ipWhitelistData{IPWhitelist: f.IPWhitelistStrings()}, "IP whitelist updated.", nil
+	return reply.NewIPWhitelist(f), "IP whitelist updated.", nil
 }
 
 type toggleLowBalanceParams struct {
@@ -172,7 +169,7 @@ func (h *Handler) antiFraudRules(ctx context.Context, c *payout.Caller, in *inpu
 	if err := in.decode(&struct{}{}); err != nil {
 		return nil, "", err
 	}
-	return newRules(c.Faucet.Rules), "OK", nil
+	return reply.NewRules(c.Faucet.Rules), "OK", nil
 }
 
 type toggleAntiFraudParams struct {
@@ -194,7 +191,7 @@ func (h *Handler) toggleAntiFraud(ctx context.Context, c *payout.Caller, in *inp
 	if f.Rules.AntiFraud {
 		msg = "Anti-fraud rank checks enabled."
 	}
-	return newRules(f.Rules), msg, nil
+	return reply.NewRules(f.Rules), msg, nil
 }
 
 type updateRulesParams struct {
@@ -220,5 +217,5 @@ func (h *Handler) updateAntiFraudRules(ctx context.Context, c *payout.Caller, in
 	if err != nil {
 		return nil, "", err
 	}
-	return newRules(f.Rules), "Anti-fraud rules updated.", nil
+	return reply.NewRules(f.Rules), "Anti-fraud rules updated.", nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/reply"
 )
 
 type sendParams struct {
@@ -49,6 +50,6 @@ func (h *Handler) send(ctx context.Context, c *payout.Caller, in *input) (any, s
 	}
 	return sendData{
 		RateLimitRemaining: float64(int64(res.RateRemaining)), Currency: res.Currency, Balance: res.Balance,
-		BalanceBitcoin: coins(res.Balance), PayoutID: res.PayoutID, PayoutUserHash: res.PayoutUserHash,
+		BalanceBitcoin: reply.Coins(res.Balance), PayoutID: res.PayoutID, PayoutUserHash: res.PayoutUserHash,
 	}, "Payout sent.", nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/reply"
 )
 
 // The manage tools (spec 4.3): what a manage key may call besides the read
@@ -19,13 +20,13 @@ import (
 // manageTools are the manage tools, in the order of spec 4.3.
 func (h *Handler) manageTools() []tool {
 	return []tool{
-		newTool(h, spec[noArgs, ipWhitelistRecord]{
+		newTool(h, spec[noArgs, reply.IPWhitelist]{
 			name: "get_ip_whitelist", title: "IP whitelist", manage: true,
 			description: "Read the faucet's IP whitelist: the addresses and CIDRs its keys (this one included) may be used " +
 				"from. An empty list admits any IP.",
 			annotations: manageAnnotations("IP whitelist", true, false, true),
-			run: func(_ context.Context, c *payout.Caller, _ noArgs) (ipWhitelistRecord, string, error) {
-				return ipWhitelistRecord{IPWhitelist: c.Faucet.IPWhitelistStrings()}, "OK", nil
+			run: func(_ context.Context, c *payout.Caller, _ noArgs) (reply.IPWhitelist, string, error) {
+				return reply.NewIPWhitelist(c.Faucet), "OK", nil
 			},
 		}),
 		newTool(h, spec[setIPWhitelistArgs, ipWhitelistResult]{
@@ -38,13 +39,13 @@ func (h *Handler) manageTools() []tool {
 			refine:      func(in *jsonschema.Schema) { in.Properties["ip_whitelist"].MaxItems = new(100) },
 			run:         h.setIPWhitelist,
 		}),
-		newTool(h, spec[noArgs, rulesRecord]{
+		newTool(h, spec[noArgs, reply.Rules]{
 			name: "get_anti_fraud", title: "Anti-fraud rules", manage: true,
 			description: "Read the anti-fraud rules: whether rank checks are on, the minimum trust_rank and maximum " +
 				"negative_rank a recipient may have, and the whitelist (skips rank checks) and blacklist (never paid).",
 			annotations: manageAnnotations("Anti-fraud rules", true, false, true),
-			run: func(_ context.Context, c *payout.Caller, _ noArgs) (rulesRecord, string, error) {
-				return newRules(c.Faucet.Rules), "OK", nil
+			run: func(_ context.Context, c *payout.Caller, _ noArgs) (reply.Rules, string, error) {
+				return reply.NewRules(c.Faucet.Rules), "OK", nil
 			},
 		}),
 		newTool(h, spec[toggleAntiFraudArgs, rulesResult]{
@@ -73,7 +74,7 @@ func (h *Handler) manageTools() []tool {
 			},
 			run: h.updateAntiFraudRules,
 		}),
-		newTool(h, spec[updateFaucetArgs, faucetRecord]{
+		newTool(h, spec[updateFaucetArgs, reply.Faucet]{
 			name: "update_faucet_settings", title: "Update faucet settings", manage: true,
 			description: "Set the faucet's public settings. faucet_name, faucet_domain, faucet_url (http or https, on that " +
 				"domain), faucet_description (may be empty) and timer_minutes are required, so read them with get_faucet " +
@@ -89,7 +90,7 @@ func (h *Handler) manageTools() []tool {
 			},
 			run: h.updateFaucetSettings,
 		}),
-		newTool(h, spec[setRateLimitsArgs, rateLimitsData]{
+		newTool(h, spec[setRateLimitsArgs, reply.RateLimits]{
 			name: "set_ratelimits", title: "Replace the send limits", manage: true,
 			description: "Replace the owner's send limits (at most 50) with the given list; an empty list removes every limit. " +
 				"Each limit counts payouts (max_count) and/or smallest units paid (max_amount) per faucet, per recipient " +
@@ -105,7 +106,7 @@ func (h *Handler) manageTools() []tool {
 			},
 			run: h.setRateLimits,
 		}),
-		newTool(h, spec[toggleLowBalanceArgs, lowBalanceData]{
+		newTool(h, spec[toggleLowBalanceArgs, reply.LowBalanceNotification]{
 			name: "toggle_low_balance_notification", title: "Turn the low-balance alert on or off", manage: true,
 			description: "Turn the low-balance email alert on (enabled: true) or off (enabled: false); without enabled, flip " +
 				"it. thresholds (coin symbol -> smallest units) set those coins' thresholds, 0 removing one; other coins " +
@@ -125,14 +126,10 @@ func anyList(list []string) []any {
 	return out
 }
 
-type ipWhitelistRecord struct {
-	IPWhitelist []string `json:"ip_whitelist" jsonschema:"addresses and CIDRs the faucet's keys may be used from; empty: any IP"`
-}
-
 // ipWhitelistResult is the IP whitelist after a change, and its warning.
 type ipWhitelistResult struct {
-	IPWhitelist []string `json:"ip_whitelist" jsonschema:"addresses and CIDRs the faucet's keys may be used from; empty: any IP"`
-	Warning     string   `json:"warning,omitempty" jsonschema:"present when the call weakened a protection: what it weakened"`
+	reply.IPWhitelist
+	Warning string `json:"warning,omitempty" jsonschema:"present when the call weakened a protection: what it weakened"`
 }
 
 func (d ipWhitelistResult) warningText() string { return d.Warning }
@@ -154,26 +151,20 @@ func (h *Handler) setIPWhitelist(ctx context.Context, c *payout.Caller, in setIP
 	if err != nil {
 		return ipWhitelistResult{}, "", err
 	}
-	return ipWhitelistResult{IPWhitelist: f.IPWhitelistStrings(), Warning: ipWhitelistWarning(c.Faucet.IPWhitelist, f.IPWhitelist)},
+	return ipWhitelistResult{IPWhitelist: reply.NewIPWhitelist(f), Warning: ipWhitelistWarning(c.Faucet.IPWhitelist, f.IPWhitelist)},
 		"IP whitelist updated.", nil
 }
 
 // rulesResult is the anti-fraud rules after a change, and its warning.
 type rulesResult struct {
-	AntiFraud    bool     `json:"anti_fraud" jsonschema:"whether rank checks are on; the blacklist applies either way"`
-	TrustRank    int      `json:"trust_rank" jsonschema:"minimum rank (0-100) a recipient needs to be paid"`
-	NegativeRank int      `json:"negative_rank" jsonschema:"highest negative rank (0-100) tolerated in a recipient"`
-	Whitelist    []string `json:"whitelist" jsonschema:"recipients (usernames, emails, addresses, payout_user_hashes, IPs or CIDRs) that skip the rank checks"`
-	Blacklist    []string `json:"blacklist" jsonschema:"recipients (same forms) that are never paid"`
-	Warning      string   `json:"warning,omitempty" jsonschema:"present when the call weakened a protection: what it weakened"`
+	reply.Rules
+	Warning string `json:"warning,omitempty" jsonschema:"present when the call weakened a protection: what it weakened"`
 }
 
 func (r rulesResult) warningText() string { return r.Warning }
 
 func newRulesResult(before, after drip.Rules) rulesResult {
-	r := newRules(after)
-	return rulesResult{AntiFraud: r.AntiFraud, TrustRank: r.TrustRank, NegativeRank: r.NegativeRank,
-		Whitelist: r.Whitelist, Blacklist: r.Blacklist, Warning: rulesWarning(before, after)}
+	return rulesResult{Rules: reply.NewRules(after), Warning: rulesWarning(before, after)}
 }
 
 type toggleAntiFraudArgs struct {
@@ -219,19 +210,19 @@ type updateFaucetArgs struct {
 	CategoriesSelected *[]string `json:"categories_selected,omitempty" jsonschema:"categories of the faucet list; absent: unchanged"`
 }
 
-func (h *Handler) updateFaucetSettings(ctx context.Context, c *payout.Caller, in updateFaucetArgs) (faucetRecord, string, error) {
+func (h *Handler) updateFaucetSettings(ctx context.Context, c *payout.Caller, in updateFaucetArgs) (reply.Faucet, string, error) {
 	active, err := h.Coins.ListActive(ctx)
 	if err != nil {
-		return faucetRecord{}, "", err
+		return reply.Faucet{}, "", err
 	}
 	f, err := h.Faucets.UpdateSettings(ctx, c.Faucet.ID, faucet.SettingsChange{
 		Name: in.Name, Domain: in.Domain, URL: in.URL, Description: in.Description, TimerMinutes: in.TimerMinutes,
 		Currencies: in.CurrenciesSelected, Categories: in.CategoriesSelected,
 	}, active)
 	if err != nil {
-		return faucetRecord{}, "", err
+		return reply.Faucet{}, "", err
 	}
-	rec, err := h.faucetRecord(ctx, f)
+	rec, err := reply.ReadFaucet(ctx, h.Faucets, h.Listing, f)
 	return rec, "Faucet settings updated.", err
 }
 
@@ -247,7 +238,7 @@ type setRateLimitsArgs struct {
 	RateLimits []limitArgs `json:"ratelimits" jsonschema:"the new send limits, replacing the old; each needs max_count or max_amount; empty removes every limit"`
 }
 
-func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRateLimitsArgs) (rateLimitsData, string, error) {
+func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRateLimitsArgs) (reply.RateLimits, string, error) {
 	limits := make([]drip.Limit, len(in.RateLimits))
 	for i, l := range in.RateLimits {
 		limits[i] = drip.Limit{Per: drip.LimitScope(l.Per), WindowSeconds: l.WindowSeconds}
@@ -263,13 +254,13 @@ func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRat
 	}
 	all, err := h.Coins.List(ctx)
 	if err != nil {
-		return rateLimitsData{}, "", err
+		return reply.RateLimits{}, "", err
 	}
 	f, err := h.Faucets.SetLimits(ctx, c.Faucet.ID, limits, all)
 	if err != nil {
-		return rateLimitsData{}, "", err
+		return reply.RateLimits{}, "", err
 	}
-	return h.rateLimitsData(c, f), "Rate limits updated.", nil
+	return reply.NewRateLimits(h.Rate, c.RateRemaining, f.Limits), "Rate limits updated.", nil
 }
 
 type toggleLowBalanceArgs struct {
@@ -277,16 +268,16 @@ type toggleLowBalanceArgs struct {
 	Thresholds map[string]int64 `json:"thresholds,omitempty" jsonschema:"coin symbol -> threshold in smallest units; 0 removes a coin's threshold"`
 }
 
-func (h *Handler) toggleLowBalance(ctx context.Context, c *payout.Caller, in toggleLowBalanceArgs) (lowBalanceData, string, error) {
+func (h *Handler) toggleLowBalance(ctx context.Context, c *payout.Caller, in toggleLowBalanceArgs) (reply.LowBalanceNotification, string, error) {
 	all, err := h.Coins.List(ctx)
 	if err != nil {
-		return lowBalanceData{}, "", err
+		return reply.LowBalanceNotification{}, "", err
 	}
 	f, err := h.Faucets.SetLowBalance(ctx, c.Faucet.ID, faucet.LowBalanceChange{Enabled: in.Enabled, Thresholds: in.Thresholds}, all)
 	if err != nil {
-		return lowBalanceData{}, "", err
+		return reply.LowBalanceNotification{}, "", err
 	}
-	data, _, err := h.lowBalanceData(ctx, f)
+	data, err := h.lowBalanceData(ctx, f)
 	msg := "Low-balance notification disabled."
 	if f.LowBalance.Enabled {
 		msg = "Low-balance notification enabled."
