@@ -30,7 +30,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	dripBin = filepath.Join(dir, "drip")
-	if out, err := exec.Command("go", "build", "-o", dripBin, ".").CombinedOutput(); err != nil {
+	args := []string{"build", "-o", dripBin}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		panic("go build: " + err.Error() + "\n" + string(out))
 	}

@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServeMCPListen: the tool server answers at /mcp on the main listener
-// and, with --mcp-listen, on its own address too; both want a key.
+// and, with --mcp-listen, on its own address too; both want a key. SIGTERM
+// stops both listeners and drip exits 0 (under go test -race, with no data
+// race in serving the two).
 func TestServeMCPListen(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -57,4 +60,10 @@ func TestServeMCPListen(t *testing.T) {
 		}
 	}
 	s.stop(t)
+	for _, addr := range []string{strings.TrimPrefix(s.base, "http://"), mcpAddr} {
+		if conn, err := net.DialTimeout("tcp", addr, 5*time.Second); err == nil {
+			conn.Close()
+			t.Errorf("%s still takes connections after drip stopped", addr)
+		}
+	}
 }

@@ -168,42 +168,54 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			MaxHeaderBytes:    64 << 10,
 		}
 	}
-	servers := []*http.Server{newServer(handler)}
+	// Every server and its listener are set before any serves: the
+	// goroutines read the lists, which nothing changes after.
+	servers, listeners := []*http.Server{newServer(handler)}, []net.Listener{ln}
 	log.Info("drip serving", "addr", ln.Addr().String(), "engine", svc.Store.Engine(), "base_url", base, "pid", os.Getpid())
-	served := make(chan error, 2)
-	go func() { served <- servers[0].Serve(ln) }()
 	if mcpLn != nil {
-		servers = append(servers, newServer(svc.MCPHandler(hopts)))
+		servers, listeners = append(servers, newServer(svc.MCPHandler(hopts))), append(listeners, mcpLn)
 		log.Info("tool server serving", "addr", mcpLn.Addr().String(), "path", mcpserver.Path)
-		go func() { served <- servers[1].Serve(mcpLn) }()
+	}
+	served := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { served <- srv.Serve(listeners[i]) }()
 	}
 
 	var failed error
 	select {
-	case failed = <-served: // a listener failed: stop the other too
+	case failed = <-served: // a listener failed: stop the others too
 	case <-ctx.Done():
 	}
 	// Stop accepting, let in-flight requests finish; a payout's transaction
-	// either commits before its reply or never happened.
+	// either commits before its reply or never happened. Every server is
+	// shut down, at once and each whatever became of the others, and waited
+	// for before the deferred calls close the ledger and the store: none
+	// may still serve then.
 	log.Info("drip shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *shutdownTimeout)
 	defer cancel()
-	for _, srv := range servers {
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			return fmt.Errorf("shutdown: %w", err)
-		}
+	shutdown := make([]error, len(servers))
+	var stopping sync.WaitGroup
+	for i, srv := range servers {
+		stopping.Go(func() {
+			if err := srv.Shutdown(shutdownCtx); err != nil {
+				shutdown[i] = fmt.Errorf("shutdown: %w", err)
+			}
+		})
 	}
+	stopping.Wait()
+	errs := append([]error{failed}, shutdown...)
 	pending := len(servers)
 	if failed != nil {
 		pending-- // its error is failed
 	}
-	for range pending {
+	for range pending { // Serve returns at once when Shutdown begins
 		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	if failed != nil {
-		return failed
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	log.Info("drip stopped")
 	return nil

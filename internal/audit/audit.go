@@ -6,6 +6,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -22,18 +23,24 @@ func NewService(st store.Store, now func() time.Time) *Service {
 	return &Service{store: st, now: now}
 }
 
-// maxText bounds what one entry keeps of its arguments and result.
+// maxText bounds what one entry keeps of its arguments and result, in
+// bytes.
 const maxText = 8 << 10
 
-// Record writes one entry. args are the call's arguments, which must carry
-// no secret (the tool server has none to take: it never takes keys).
+// Record writes one entry. args are what the log keeps of the call's
+// arguments, and the owner's read keys read it back: the caller decides
+// what they hold, and must leave out anything secret. Raw arguments are
+// not fit for it, since a client may put anything in them; the tool
+// server records the arguments as the tool decoded them, or only the
+// fields the tool knows. Arguments longer than maxText are kept as
+// {"truncated": "<their JSON, clipped>"}, itself no longer than maxText.
 func (s *Service) Record(ctx context.Context, faucetID, keyID int64, tool string, args any, result string, isError bool) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return err
 	}
 	if len(raw) > maxText {
-		raw, _ = json.Marshal(map[string]string{"truncated": drip.Clip(string(raw), maxText)})
+		raw = truncated(string(raw))
 	}
 	e := &drip.AuditEntry{FaucetID: faucetID, KeyID: keyID, Tool: tool, Arguments: raw,
 		Result: drip.Clip(result, maxText), IsError: isError, CreatedAt: s.now()}
@@ -41,6 +48,18 @@ func (s *Service) Record(ctx context.Context, faucetID, keyID int64, tool string
 		_, err := tx.AuditInsert(ctx, e)
 		return err
 	})
+}
+
+// truncated is {"truncated": text clipped}, at most maxText bytes long.
+// JSON escapes lengthen the text by how much depends on it, so the longest
+// prefix that fits is searched for.
+func truncated(text string) []byte {
+	marshal := func(n int) []byte {
+		b, _ := json.Marshal(map[string]string{"truncated": drip.Clip(text, n)})
+		return b
+	}
+	n := sort.Search(len(text), func(n int) bool { return len(marshal(n+1)) > maxText })
+	return marshal(n)
 }
 
 // List returns the faucet's latest entries, newest first (limit 1-200).

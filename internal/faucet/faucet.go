@@ -10,8 +10,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -186,44 +188,76 @@ func ParseIPOrCIDR(s string) (netip.Prefix, error) {
 // update reads the faucet, lets change modify it, and writes it back, in
 // one transaction. The row is locked first: every setting is written back
 // whole, so two concurrent updates must not both start from the same copy
-// (one would undo the other, say a new IP whitelist).
-func (s *Service) update(ctx context.Context, id int64, change func(*drip.Faucet) error) (*drip.Faucet, error) {
-	var f *drip.Faucet
-	err := s.store.Transact(ctx, func(tx store.Tx) error {
+// (one would undo the other, say a new IP whitelist). It returns the faucet
+// as the transaction found it, before the change, and after: what a change
+// did is judged from those two, never from a copy read earlier, which a
+// concurrent change may have made stale.
+func (s *Service) update(ctx context.Context, id int64, change func(*drip.Faucet) error) (before, after *drip.Faucet, err error) {
+	err = s.store.Transact(ctx, func(tx store.Tx) error {
 		if err := tx.FaucetLock(ctx, id); err != nil {
 			return err
 		}
-		var err error
-		if f, err = tx.FaucetGetByID(ctx, id); err != nil {
+		f, err := tx.FaucetGetByID(ctx, id)
+		if err != nil {
 			return err
 		}
+		before = snapshot(f)
 		if err := change(f); err != nil {
 			return err
 		}
+		after = f
 		return tx.FaucetUpdateSettings(ctx, f)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, drip.Errorf(drip.CodeNotFound, "No faucet %d.", id)
+		return nil, nil, drip.Errorf(drip.CodeNotFound, "No faucet %d.", id)
 	}
-	return f, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return before, after, nil
+}
+
+// snapshot is a copy of f sharing nothing a change may modify in place
+// (SetLowBalance edits the thresholds map).
+func snapshot(f *drip.Faucet) *drip.Faucet {
+	c := *f
+	c.IPWhitelist, c.Limits = slices.Clone(f.IPWhitelist), slices.Clone(f.Limits)
+	c.Rules.Whitelist, c.Rules.Blacklist = slices.Clone(f.Rules.Whitelist), slices.Clone(f.Rules.Blacklist)
+	c.Settings.Currencies, c.Settings.Categories = slices.Clone(f.Settings.Currencies), slices.Clone(f.Settings.Categories)
+	c.LowBalance.Thresholds = maps.Clone(f.LowBalance.Thresholds)
+	return &c
 }
 
 // SetIPWhitelist replaces the faucet's IP whitelist; an empty list admits any IP.
 func (s *Service) SetIPWhitelist(ctx context.Context, id int64, ips []netip.Prefix) (*drip.Faucet, error) {
+	_, f, err := s.ChangeIPWhitelist(ctx, id, ips)
+	return f, err
+}
+
+// ChangeIPWhitelist is SetIPWhitelist returning the faucet as it was
+// before the change too (see update).
+func (s *Service) ChangeIPWhitelist(ctx context.Context, id int64, ips []netip.Prefix) (before, after *drip.Faucet, err error) {
 	if len(ips) > 100 {
-		return nil, drip.Errorf(drip.CodeInvalid, "Invalid IP whitelist: at most 100 entries.")
+		return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid IP whitelist: at most 100 entries.")
 	}
 	return s.update(ctx, id, func(f *drip.Faucet) error { f.IPWhitelist = ips; return nil })
 }
 
 // SetLimits replaces the owner's send limits after checking each (D41).
 func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit, coins []drip.Coin) (*drip.Faucet, error) {
+	_, f, err := s.ChangeLimits(ctx, id, limits, coins)
+	return f, err
+}
+
+// ChangeLimits is SetLimits returning the faucet as it was before the
+// change too (see update).
+func (s *Service) ChangeLimits(ctx context.Context, id int64, limits []drip.Limit, coins []drip.Coin) (before, after *drip.Faucet, err error) {
 	if len(limits) > 50 {
-		return nil, drip.Errorf(drip.CodeInvalid, "Invalid limits: at most 50.")
+		return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid limits: at most 50.")
 	}
 	for i, l := range limits {
 		if err := validateLimit(l, coins); err != nil {
-			return nil, drip.Errorf(drip.CodeInvalid, "Invalid limit %d: %s", i+1, err)
+			return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid limit %d: %s", i+1, err)
 		}
 	}
 	return s.update(ctx, id, func(f *drip.Faucet) error { f.Limits = limits; return nil })
@@ -261,9 +295,16 @@ type RulesChange struct {
 
 // SetRules applies a change to the faucet's anti-fraud rules (D42).
 func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (*drip.Faucet, error) {
+	_, f, err := s.ChangeRules(ctx, id, c)
+	return f, err
+}
+
+// ChangeRules is SetRules returning the faucet as it was before the change
+// too (see update): a toggle flips the rules the transaction found.
+func (s *Service) ChangeRules(ctx context.Context, id int64, c RulesChange) (before, after *drip.Faucet, err error) {
 	for _, r := range []*int{c.TrustRank, c.NegativeRank} {
 		if r != nil && (*r < 0 || *r > 100) {
-			return nil, drip.Errorf(drip.CodeInvalid, "Invalid rank: 0 to 100.")
+			return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid rank: 0 to 100.")
 		}
 	}
 	for _, list := range []*[]string{c.Whitelist, c.Blacklist} {
@@ -271,12 +312,12 @@ func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (*drip.
 			continue
 		}
 		if len(*list) > 1000 {
-			return nil, drip.Errorf(drip.CodeInvalid, "Invalid list: at most 1000 entries.")
+			return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid list: at most 1000 entries.")
 		}
 		for i, e := range *list {
 			(*list)[i] = strings.TrimSpace(e)
 			if (*list)[i] == "" || len((*list)[i]) > 320 {
-				return nil, drip.Errorf(drip.CodeInvalid, "Invalid list entry %q.", e)
+				return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid list entry %q.", e)
 			}
 		}
 	}

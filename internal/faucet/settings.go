@@ -48,7 +48,7 @@ func (s *Service) UpdateSettings(ctx context.Context, id int64, c SettingsChange
 		}
 		c.Categories = &list
 	}
-	return s.update(ctx, id, func(f *drip.Faucet) error {
+	_, f, err := s.update(ctx, id, func(f *drip.Faucet) error {
 		f.Name, f.Domain, f.URL = c.Name, c.Domain, c.URL
 		f.Settings.Description, f.Settings.TimerMinutes = c.Description, c.TimerMinutes
 		if c.Currencies != nil {
@@ -59,6 +59,7 @@ func (s *Service) UpdateSettings(ctx context.Context, id int64, c SettingsChange
 		}
 		return nil
 	})
+	return f, err
 }
 
 // uniqueFrom checks every entry of list with known and folds duplicates.
@@ -93,7 +94,7 @@ func (s *Service) SetLowBalance(ctx context.Context, id int64, c LowBalanceChang
 			return nil, drip.Errorf(drip.CodeInvalid, "Invalid threshold for %s: a whole number of smallest units, 0 to remove it.", coin)
 		}
 	}
-	return s.update(ctx, id, func(f *drip.Faucet) error {
+	_, f, err := s.update(ctx, id, func(f *drip.Faucet) error {
 		if c.Enabled != nil {
 			f.LowBalance.Enabled = *c.Enabled
 		} else {
@@ -111,6 +112,7 @@ func (s *Service) SetLowBalance(ctx context.Context, id int64, c LowBalanceChang
 		}
 		return nil
 	})
+	return f, err
 }
 
 // PerPage is the page size of every paged list (D37).

@@ -39,6 +39,46 @@ func decodeArguments(raw json.RawMessage, schema *jsonschema.Resolved, dst any) 
 	return nil
 }
 
+// auditArguments is what the audit log keeps of arguments that broke the
+// input schema: the fields the schema knows, at every depth, with their
+// values; the fields it does not know are dropped whole, for the owner's
+// read keys read the log, and a client may put anything in a field no tool
+// takes (a key, say). Arguments that are no JSON object are {}. Arguments
+// that passed are kept as the tool decoded them instead.
+func auditArguments(raw json.RawMessage, schema *jsonschema.Schema) any {
+	var args map[string]any
+	if json.Unmarshal(raw, &args) != nil || args == nil {
+		return struct{}{}
+	}
+	return known(args, schema)
+}
+
+// known is v without the object fields schema does not describe.
+func known(v any, schema *jsonschema.Schema) any {
+	if schema == nil {
+		return v
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			if p, ok := schema.Properties[k]; ok {
+				out[k] = known(e, p)
+			} else if ap := schema.AdditionalProperties; ap != nil && ap.Not == nil { // a map's keys; {"not": {}} is false
+				out[k] = known(e, ap)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = known(e, schema.Items)
+		}
+		return out
+	}
+	return v
+}
+
 func hasNUL(v any) bool {
 	switch v := v.(type) {
 	case string:

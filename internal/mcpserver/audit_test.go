@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,4 +82,56 @@ func sameJSON(a, b json.RawMessage) bool {
 		return string(a) == string(b)
 	}
 	return cmp.Equal(x, y)
+}
+
+// TestAuditKeepsNoUnknownArguments: the audit log, which every read key of
+// the faucet reads at v2 /audit, keeps a call's arguments as the tool
+// decoded them, or, when they broke the input schema, only the fields the
+// schema knows (at any depth) with their values: a field no tool takes is
+// dropped whole, whatever a client put in it.
+func TestAuditKeepsNoUnknownArguments(t *testing.T) {
+	run(t, envOptions{}, func(t *testing.T, e *env) {
+		f, _ := e.Faucet(t, nil)
+		k := e.Key(t, f, drip.ScopeRead, drip.ScopeManage)
+		cs := e.connect(t, k)
+		const secret = "drip_SECRET"
+		for _, c := range []struct {
+			tool string
+			args any
+		}{
+			{"toggle_anti_fraud", map[string]any{"enabled": true, "api_key": secret}},
+			{"set_ratelimits", map[string]any{"ratelimits": []any{map[string]any{"per": "ip", "window_seconds": 60, "max_count": 1, "note": secret}}}},
+			{"update_anti_fraud_rules", map[string]any{"trust_rank": "high", "token": map[string]any{"value": secret}}},
+			{"toggle_low_balance_notification", map[string]any{"thresholds": map[string]any{"BTC": 5}, "password": secret}},
+		} {
+			wantToolError(t, c.tool, call(t, cs, c.tool, c.args))
+		}
+		wantOK(t, "set_ip_whitelist", call(t, cs, "set_ip_whitelist", map[string]any{"ip_whitelist": []string{"127.0.0.1", "::1"}}))
+
+		r := e.V2(t, k, "/audit", nil)
+		if r.HTTPStatus != 200 {
+			t.Fatalf("v2 /audit: HTTP %d: %s", r.HTTPStatus, r.Raw)
+		}
+		if strings.Contains(r.Raw, secret) {
+			t.Errorf("v2 /audit shows what the unknown arguments held: %s", r.Raw)
+		}
+		var data struct {
+			Entries []auditEntry `json:"entries"`
+		}
+		r.Data(t, &data)
+		var got []json.RawMessage
+		for _, e := range data.Entries {
+			got = append(got, e.Arguments)
+		}
+		want := []json.RawMessage{ // newest first
+			json.RawMessage(`{"ip_whitelist":["127.0.0.1","::1"]}`),
+			json.RawMessage(`{"thresholds":{"BTC":5}}`),
+			json.RawMessage(`{"trust_rank":"high"}`),
+			json.RawMessage(`{"ratelimits":[{"per":"ip","window_seconds":60,"max_count":1}]}`),
+			json.RawMessage(`{"enabled":true}`),
+		}
+		if diff := cmp.Diff(want, got, cmp.Comparer(sameJSON)); diff != "" {
+			t.Errorf("audit arguments (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -1,14 +1,19 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/mcpserver"
 )
 
 // TestReadKeyCannotCallManageTools: a read key calling a manage tool gets
@@ -142,8 +147,11 @@ func TestToolErrors(t *testing.T) {
 }
 
 // TestProtocolErrors: what is not a well-formed call of a listed tool is a
-// JSON-RPC error (or, for a body that is no JSON-RPC at all, an HTTP 400),
-// as the SDK answers it.
+// JSON-RPC error. The SDK answers some of it with a JSON-RPC error itself;
+// what it refuses in plain text (a body that is no JSON, no JSON-RPC 2.0
+// request, an unknown method) is HTTP 400 with a JSON-RPC error too: a
+// parse error or invalid request to id null, as its id cannot be told, or
+// method not found to the request's id.
 func TestProtocolErrors(t *testing.T) {
 	run(t, envOptions{}, func(t *testing.T, e *env) {
 		f, _ := e.Faucet(t, nil)
@@ -153,29 +161,157 @@ func TestProtocolErrors(t *testing.T) {
 			t.Errorf("an unknown tool: %v, want a JSON-RPC unknown tool error", err)
 		}
 		for _, c := range []struct {
-			name string
-			body string
-			code int // JSON-RPC error code; 0: HTTP 400
+			name    string
+			body    string
+			version string // MCP-Protocol-Version; "" for none
+			status  int    // HTTP status; 0: 200
+			code    int    // JSON-RPC error code
+			id      string // the JSON-RPC id answered
+			message string // what the message says
 		}{
-			{"an unknown tool", rpc("tools/call", map[string]any{"name": "withdraw"}), -32602},
-			{"a call without a tool name", rpc("tools/call", map[string]any{}), -32602},
-			{"params that are not an object", rpc("tools/call", "get_faucet"), -32602},
-			{"an unknown method", rpc("tools/frobnicate", map[string]any{}), 0},
-			{"a body that is not JSON", `{"jsonrpc":"2.0","id":1,"method":`, 0},
-			{"another JSON-RPC version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, 0},
+			{"an unknown tool", rpc("tools/call", map[string]any{"name": "withdraw"}), "", 0, -32602, "1", "withdraw"},
+			{"a call without a tool name", rpc("tools/call", map[string]any{}), "", 0, -32602, "1", ""},
+			{"params that are not an object", rpc("tools/call", "get_faucet"), "", 0, -32602, "1", ""},
+			{"an unknown method", rpc("tools/frobnicate", map[string]any{}), "", 400, -32601, "1", `Method not found: "tools/frobnicate"`},
+			{"an unknown method at 2025-11-25", rpc("tools/frobnicate", map[string]any{}), "2025-11-25", 400, -32601, "1", `Method not found: "tools/frobnicate"`},
+			{"a body that is not JSON", `{"jsonrpc":"2.0","id":1,"method":`, "", 400, -32700, "null", "Parse error"},
+			{"an empty body", ``, "", 400, -32700, "null", "Parse error"},
+			{"another JSON-RPC version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, "", 400, -32600, "null", `"jsonrpc": "2.0"`},
+			{"no JSON-RPC version", `{"id":1,"method":"tools/list"}`, "", 400, -32600, "null", `"jsonrpc": "2.0"`},
+			{"not an object", `"tools/list"`, "", 400, -32600, "null", "request object"},
+			{"an id that is an object", `{"jsonrpc":"2.0","id":{},"method":"tools/list"}`, "", 400, -32600, "null", "string or number id"},
+			{"a call without its params", `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, "", 400, -32600, "7", `missing required "params"`},
+			{"a request without an id", `{"jsonrpc":"2.0","method":"tools/list"}`, "", 400, -32600, "null", `missing id`},
+			{"an unserved protocol version", listTools, "2024-11-05", 400, -32600, "1", "Unsupported protocol version"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				r := e.post(t, k, c.body, nil)
-				if c.code == 0 {
-					if r.status != http.StatusBadRequest {
-						t.Errorf("HTTP %d, want 400: %s", r.status, r.body)
-					}
-					return
+				header := map[string]string{}
+				if c.version != "" {
+					header["MCP-Protocol-Version"] = c.version
 				}
-				if rep := decodeRPC(t, r); rep.Error == nil || rep.Error.Code != c.code {
-					t.Errorf("HTTP %d %s, want JSON-RPC error %d", r.status, r.body, c.code)
+				r := e.post(t, k, c.body, header)
+				if want := max(c.status, http.StatusOK); r.status != want {
+					t.Errorf("HTTP %d, want %d: %s", r.status, want, r.body)
+				}
+				if ct := r.header.Get("Content-Type"); ct != "application/json" {
+					t.Errorf("Content-Type %q, want application/json", ct)
+				}
+				var rep struct {
+					JSONRPC string          `json:"jsonrpc"`
+					ID      json.RawMessage `json:"id"`
+					Error   *struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(r.body, &rep); err != nil {
+					t.Fatalf("not a JSON-RPC response: %v: %s", err, r.body)
+				}
+				if rep.JSONRPC != "2.0" || rep.Error == nil || rep.Error.Code != c.code || string(rep.ID) != c.id ||
+					!strings.Contains(rep.Error.Message, c.message) {
+					t.Errorf("%s: want a JSON-RPC error %d to id %s saying %q", r.body, c.code, c.id, c.message)
 				}
 			})
 		}
 	})
+}
+
+// TestBatchesAreRefused: a JSON-RPC batch (an array of calls) is HTTP 400
+// with a JSON-RPC invalid request error and runs none of its calls: under
+// the one authorization of its HTTP request, every call of a batch would
+// run for one request of the key's rate. It is refused under every
+// protocol version, also those under which the SDK takes batches
+// (2025-03-26, and no version header).
+func TestBatchesAreRefused(t *testing.T) {
+	run(t, envOptions{}, func(t *testing.T, e *env) {
+		f, _ := e.Faucet(t, nil)
+		k := e.Key(t, f, drip.ScopeRead, drip.ScopeManage)
+		var calls []string
+		for i := range 50 {
+			calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"toggle_anti_fraud","arguments":{}}}`, i+1))
+		}
+		batch := "[" + strings.Join(calls, ",") + "]"
+		const want = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Batches are not accepted: send one JSON-RPC request per HTTP request."}}`
+		for _, c := range []struct {
+			name, version, body string
+		}{
+			{"no version header", "", batch},
+			{"2025-03-26", "2025-03-26", batch},
+			{"2025-06-18", "2025-06-18", batch},
+			{"after white space", "", " \n\t" + batch},
+			{"of one call", "2025-03-26", "[" + calls[0] + "]"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				header := map[string]string{}
+				if c.version != "" {
+					header["MCP-Protocol-Version"] = c.version
+				}
+				r := e.post(t, k, c.body, header)
+				if r.status != http.StatusBadRequest || r.header.Get("Content-Type") != "application/json" || !sameJSON(r.body, []byte(want)) {
+					t.Errorf("HTTP %d, %s: %.300s\nwant HTTP 400, application/json: %s", r.status, r.header.Get("Content-Type"), r.body, want)
+				}
+			})
+		}
+		after, err := e.App.Faucets.Get(t.Context(), f.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !after.Rules.AntiFraud {
+			t.Errorf("anti-fraud was toggled off: a call of a batch ran")
+		}
+		if list, err := e.App.Audit.List(t.Context(), f.ID, 200); err != nil || len(list) != 0 {
+			t.Errorf("%d audit entries (%v), want none: calls of a batch ran", len(list), err)
+		}
+	})
+}
+
+// TestToolPanic: a tool whose code panics answers its call with a tool
+// error saying "Internal error." and nothing of the panic; the panic is
+// logged with the tool's name and its stack, a manage tool's call is
+// recorded in the audit log as failed, and the server goes on serving.
+func TestToolPanic(t *testing.T) {
+	var logged syncBuffer
+	log := slog.New(slog.NewJSONHandler(&logged, nil))
+	boom := func() { panic("boom: the tool's secret state") }
+	handler := func(d mcpserver.Deps) *mcpserver.Handler { return mcpserver.NewWithTool(d, "explode", true, boom) }
+	run(t, envOptions{log: log, handler: handler}, func(t *testing.T, e *env) {
+		f, _ := e.Faucet(t, nil)
+		cs := e.connect(t, e.Key(t, f, drip.ScopeRead, drip.ScopeManage))
+		for range 2 {
+			res := call(t, cs, "explode", nil)
+			wantToolError(t, "explode", res, "Internal error.")
+			if got := strings.Join(texts(t, res), " "); got != "Internal error." {
+				t.Errorf("result %q, want only Internal error.", got)
+			}
+		}
+		wantOK(t, "get_faucet after the panics", call(t, cs, "get_faucet", nil))
+		list, err := e.App.Audit.List(t.Context(), f.ID, 200)
+		if err != nil || len(list) != 2 || list[0].Tool != "explode" || !list[0].IsError || list[0].Result != "Internal error." {
+			t.Errorf("audit entries %+v (%v), want the 2 failed calls of explode", list, err)
+		}
+		out := logged.String()
+		for _, want := range []string{`"tool":"explode"`, "boom: the tool's secret state", "goroutine"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the log does not say %q:\n%s", want, out)
+			}
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the log of concurrent requests.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

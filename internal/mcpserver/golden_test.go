@@ -155,7 +155,7 @@ func TestToolDefinitions(t *testing.T) {
 			t.Errorf("%s: annotations %v: want readOnlyHint %v and destructiveHint %v", name, def.Annotations, readOnly, !readOnly)
 		}
 		if _, ok := def.Output["properties"].(map[string]any)["warning"]; ok != slices.Contains(
-			[]string{"set_ip_whitelist", "toggle_anti_fraud", "update_anti_fraud_rules"}, name) {
+			[]string{"set_ip_whitelist", "toggle_anti_fraud", "update_anti_fraud_rules", "set_ratelimits"}, name) {
 			t.Errorf("%s: warning in its output schema: %v", name, ok)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,12 +37,16 @@ import (
 type env struct {
 	*apptest.Env
 	mcpURL string
+	tools  *mcpserver.Handler
 }
 
 // envOptions adjust an env.
 type envOptions struct {
 	rate    ratelimit.Config // default: generous, so tests are not rate limited by accident
 	origins []string         // mcpserver.Deps.AllowedOrigins
+	log     *slog.Logger     // mcpserver.Deps.Log; default: the application's
+	// handler builds the tool server; default mcpserver.New.
+	handler func(mcpserver.Deps) *mcpserver.Handler
 }
 
 // generous is a request rate no test reaches unless it means to.
@@ -57,9 +62,15 @@ func newEnv(t *testing.T, st store.Store, opts envOptions) *env {
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}
-	tools := mcpserver.New(mcpserver.Deps{
+	if opts.log == nil {
+		opts.log = a.Log
+	}
+	if opts.handler == nil {
+		opts.handler = mcpserver.New
+	}
+	tools := opts.handler(mcpserver.Deps{
 		Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing, Audit: a.Audit,
-		Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: server.ClientIP(nil), AllowedOrigins: opts.origins,
+		Rate: a.Rate, Log: opts.log, Now: a.Now, ClientIP: server.ClientIP(nil), AllowedOrigins: opts.origins,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(mcpserver.Path, tools)
@@ -67,7 +78,7 @@ func newEnv(t *testing.T, st store.Store, opts envOptions) *env {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(a.Close) // cleanups run last-first: the server closes, then the ledger
 	t.Cleanup(srv.Close)
-	return &env{Env: &apptest.Env{App: a, Server: srv, Clock: clock}, mcpURL: srv.URL + mcpserver.Path}
+	return &env{Env: &apptest.Env{App: a, Server: srv, Clock: clock}, mcpURL: srv.URL + mcpserver.Path, tools: tools}
 }
 
 // run runs fn as a parallel subtest on every engine (D30, D31), each with an

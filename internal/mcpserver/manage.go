@@ -33,7 +33,8 @@ func (h *Handler) manageTools() []tool {
 			name: "set_ip_whitelist", title: "Replace the IP whitelist", manage: true,
 			description: "Replace the faucet's IP whitelist with the given addresses and CIDRs (at most 100); its keys, this " +
 				"one included, are then refused from any other IP, so keep the address this assistant calls from. " +
-				"An empty list admits any IP and removes the protection: the result then carries a warning. " +
+				"An empty list admits any IP and removes the protection, and 0.0.0.0/0 or ::/0 admit any IPv4 or IPv6 address: the " +
+				"result then carries a warning. " +
 				"Read the current list with get_ip_whitelist first and send the whole new list.",
 			annotations: manageAnnotations("Replace the IP whitelist", false, true, true),
 			refine:      func(in *jsonschema.Schema) { in.Properties["ip_whitelist"].MaxItems = new(100) },
@@ -90,12 +91,13 @@ func (h *Handler) manageTools() []tool {
 			},
 			run: h.updateFaucetSettings,
 		}),
-		newTool(h, spec[setRateLimitsArgs, reply.RateLimits]{
+		newTool(h, spec[setRateLimitsArgs, rateLimitsResult]{
 			name: "set_ratelimits", title: "Replace the send limits", manage: true,
 			description: "Replace the owner's send limits (at most 50) with the given list; an empty list removes every limit. " +
 				"Each limit counts payouts (max_count) and/or smallest units paid (max_amount) per faucet, per recipient " +
 				"or per claimer IP within window_seconds, in one coin or (currency absent) all coins. Read the current " +
-				"limits with get_ratelimits first and send the whole new list.",
+				"limits with get_ratelimits first and send the whole new list. A list with fewer limits than before removes " +
+				"protection: the result then carries a warning.",
 			annotations: manageAnnotations("Replace the send limits", false, true, true),
 			refine: func(in *jsonschema.Schema) {
 				in.Properties["ratelimits"].MaxItems = new(50)
@@ -147,11 +149,11 @@ func (h *Handler) setIPWhitelist(ctx context.Context, c *payout.Caller, in setIP
 		}
 		ips = append(ips, prefix)
 	}
-	f, err := h.Faucets.SetIPWhitelist(ctx, c.Faucet.ID, ips)
+	before, f, err := h.Faucets.ChangeIPWhitelist(ctx, c.Faucet.ID, ips)
 	if err != nil {
 		return ipWhitelistResult{}, "", err
 	}
-	return ipWhitelistResult{IPWhitelist: reply.NewIPWhitelist(f), Warning: ipWhitelistWarning(c.Faucet.IPWhitelist, f.IPWhitelist)},
+	return ipWhitelistResult{IPWhitelist: reply.NewIPWhitelist(f), Warning: ipWhitelistWarning(before.IPWhitelist, f.IPWhitelist)},
 		"IP whitelist updated.", nil
 }
 
@@ -172,7 +174,7 @@ type toggleAntiFraudArgs struct {
 }
 
 func (h *Handler) toggleAntiFraud(ctx context.Context, c *payout.Caller, in toggleAntiFraudArgs) (rulesResult, string, error) {
-	f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: in.Enabled, ToggleAntiFraud: true})
+	before, f, err := h.Faucets.ChangeRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: in.Enabled, ToggleAntiFraud: true})
 	if err != nil {
 		return rulesResult{}, "", err
 	}
@@ -180,7 +182,7 @@ func (h *Handler) toggleAntiFraud(ctx context.Context, c *payout.Caller, in togg
 	if f.Rules.AntiFraud {
 		msg = "Anti-fraud rank checks enabled."
 	}
-	return newRulesResult(c.Faucet.Rules, f.Rules), msg, nil
+	return newRulesResult(before.Rules, f.Rules), msg, nil
 }
 
 type updateRulesArgs struct {
@@ -191,13 +193,13 @@ type updateRulesArgs struct {
 }
 
 func (h *Handler) updateAntiFraudRules(ctx context.Context, c *payout.Caller, in updateRulesArgs) (rulesResult, string, error) {
-	f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{
+	before, f, err := h.Faucets.ChangeRules(ctx, c.Faucet.ID, faucet.RulesChange{
 		TrustRank: &in.TrustRank, NegativeRank: in.NegativeRank, Whitelist: in.Whitelist, Blacklist: in.Blacklist,
 	})
 	if err != nil {
 		return rulesResult{}, "", err
 	}
-	return newRulesResult(c.Faucet.Rules, f.Rules), "Anti-fraud rules updated.", nil
+	return newRulesResult(before.Rules, f.Rules), "Anti-fraud rules updated.", nil
 }
 
 type updateFaucetArgs struct {
@@ -234,11 +236,23 @@ type limitArgs struct {
 	MaxAmount     *int64  `json:"max_amount,omitempty" jsonschema:"most smallest units paid in the window"`
 }
 
+// rateLimitsResult is the limits after a change, and its warning.
+type rateLimitsResult struct {
+	rateLimits
+	Warning string `json:"warning,omitempty" jsonschema:"present when the call weakened a protection: what it weakened"`
+}
+
+// rateLimits is reply.RateLimits under a name other than its field
+// RateLimits, which embedding it as such would hide from JSON.
+type rateLimits = reply.RateLimits
+
+func (r rateLimitsResult) warningText() string { return r.Warning }
+
 type setRateLimitsArgs struct {
 	RateLimits []limitArgs `json:"ratelimits" jsonschema:"the new send limits, replacing the old; each needs max_count or max_amount; empty removes every limit"`
 }
 
-func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRateLimitsArgs) (reply.RateLimits, string, error) {
+func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRateLimitsArgs) (rateLimitsResult, string, error) {
 	limits := make([]drip.Limit, len(in.RateLimits))
 	for i, l := range in.RateLimits {
 		limits[i] = drip.Limit{Per: drip.LimitScope(l.Per), WindowSeconds: l.WindowSeconds}
@@ -254,13 +268,14 @@ func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRat
 	}
 	all, err := h.Coins.List(ctx)
 	if err != nil {
-		return reply.RateLimits{}, "", err
+		return rateLimitsResult{}, "", err
 	}
-	f, err := h.Faucets.SetLimits(ctx, c.Faucet.ID, limits, all)
+	before, f, err := h.Faucets.ChangeLimits(ctx, c.Faucet.ID, limits, all)
 	if err != nil {
-		return reply.RateLimits{}, "", err
+		return rateLimitsResult{}, "", err
 	}
-	return reply.NewRateLimits(h.Rate, c.RateRemaining, f.Limits), "Rate limits updated.", nil
+	return rateLimitsResult{rateLimits: reply.NewRateLimits(h.Rate, c.RateRemaining, f.Limits), Warning: limitsWarning(before.Limits, f.Limits)},
+		"Rate limits updated.", nil
 }
 
 type toggleLowBalanceArgs struct {

@@ -9,12 +9,20 @@
 // authorized once per HTTP request, as v2 authorizes it (its expiry,
 // revocation and IP whitelist, the faucet's IP whitelist, the owner's
 // suspension and the key's request rate, D14, D40); the caller then travels
-// in the request's context to the tools. A key with the manage scope is
-// served every tool; a key with only read is served a server without the
-// manage tools, so it neither sees nor can call them.
+// in the request's context to the tools. An HTTP request carries one
+// JSON-RPC message: JSON-RPC batches, which the SDK would run call by call
+// under the one authorization, are refused, so each tool call takes one
+// request from the key's rate, as a v2 call does. A key with the manage
+// scope is served every tool; a key with only read is served a server
+// without the manage tools, so it neither sees nor can call them.
+//
+// What the SDK refuses with a plain-text 400 (a body that is no JSON, or no
+// JSON-RPC 2.0 request, an unknown method) is answered with a JSON-RPC
+// error instead, which clients show.
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +94,11 @@ type Handler struct {
 }
 
 // New returns the tool server's handler; mount it at Path.
-func New(d Deps) *Handler {
+func New(d Deps) *Handler { return newHandler(d, nil) }
+
+// newHandler is New serving, besides every tool, those extra builds (a
+// seam for tests; see export_test.go).
+func newHandler(d Deps, extra func(*Handler) []tool) *Handler {
 	if d.ClientIP == nil {
 		panic("mcpserver: Deps.ClientIP is required")
 	}
@@ -101,8 +113,12 @@ func New(d Deps) *Handler {
 		h.origins[normalOrigin(o)] = true
 	}
 	h.readOnly, h.all = h.newServer(), h.newServer()
+	tools := h.tools()
+	if extra != nil {
+		tools = append(tools, extra(h)...)
+	}
 	manage := map[string]bool{}
-	for _, t := range h.tools() {
+	for _, t := range tools {
 		if t.manage {
 			manage[t.def.Name] = true
 		} else {
@@ -134,6 +150,15 @@ func (h *Handler) newServer() *mcp.Server {
 		// Tools only, and their list never changes while a key is in use.
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 		SupportedProtocolVersions: ProtocolVersions(),
+		// tools/list differs by key (a read key is not shown the manage
+		// tools): only the key holder's client may cache it, no shared
+		// cache. The other cacheable results, server/discover among them,
+		// are the same for every key.
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+			if _, ok := req.(*mcp.ListToolsRequest); ok {
+				c.CacheScope = "private"
+			}
+		},
 	})
 }
 
@@ -179,19 +204,105 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		// Stateless: no SSE stream to GET, no session to DELETE.
 		w.Header().Set("Allow", "POST")
-		h.refuse(w, r, drip.Errorf(drip.CodeMethodNotAllowed, "Method %s not allowed here: the tool server takes POST.", r.Method))
+		h.refuse(w, r, nil, drip.Errorf(drip.CodeMethodNotAllowed, "Method %s not allowed here: the tool server takes POST.", r.Method))
 		return
 	}
+	body := peekBody(r)
 	if !h.originAllowed(r) {
-		h.refuse(w, r, drip.Errorf(drip.CodeForbidden, "Requests from this web page's origin are not allowed."))
+		h.refuse(w, r, body, drip.Errorf(drip.CodeForbidden, "Requests from this web page's origin are not allowed."))
 		return
 	}
 	c, err := h.authorize(r)
 	if err != nil {
-		h.refuse(w, r, err)
+		h.refuse(w, r, body, err)
 		return
 	}
-	h.mcp.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		// The SDK runs each call of a batch (under 2025-03-26, or with no
+		// version header), all under this one authorization.
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+			"Batches are not accepted: send one JSON-RPC request per HTTP request.", nil)
+		return
+	}
+	pw := &plainErrors{ResponseWriter: w}
+	h.mcp.ServeHTTP(pw, r.WithContext(withCaller(r.Context(), c)))
+	if pw.refused {
+		id, code, message := protocolError(body, pw.text.String())
+		writeRPCError(w, http.StatusBadRequest, id, code, message, nil)
+	}
+}
+
+// peekBody reads r's body, up to maxBody bytes and one more, and puts it
+// back for the SDK, which still sees the rest of a longer one (and answers
+// 413).
+func peekBody(r *http.Request) []byte {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody+1)) // what a failed read missed, the SDK's read misses too
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	return body
+}
+
+// plainErrors holds back a 400 the SDK answers in plain text (its
+// http.Error), for ServeHTTP to answer as JSON-RPC; every other answer,
+// the SDK's JSON-RPC errors included, passes through.
+type plainErrors struct {
+	http.ResponseWriter
+	refused bool
+	text    bytes.Buffer // what the SDK said
+}
+
+func (p *plainErrors) WriteHeader(status int) {
+	if status == http.StatusBadRequest && !strings.HasPrefix(p.Header().Get("Content-Type"), "application/json") {
+		p.refused = true
+		return
+	}
+	p.ResponseWriter.WriteHeader(status)
+}
+
+func (p *plainErrors) Write(b []byte) (int, error) {
+	if p.refused {
+		return p.text.Write(b)
+	}
+	return p.ResponseWriter.Write(b)
+}
+
+func (p *plainErrors) Flush() {
+	if f, ok := p.ResponseWriter.(http.Flusher); ok && !p.refused {
+		f.Flush()
+	}
+}
+
+func (p *plainErrors) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+// protocolError is the JSON-RPC error answering a body the SDK refused in
+// plain text (refusal): a parse error for a body that is no JSON, an
+// invalid request for JSON that is no JSON-RPC 2.0 request (both to id
+// null: the request's id cannot be told), and for a request the SDK found
+// wanting, method not found (as the SDK answers it under 2026-07-28) or
+// invalid request, saying what the SDK said, to the request's id.
+func protocolError(body []byte, refusal string) (id json.RawMessage, code int, message string) {
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+	}
+	if !json.Valid(body) {
+		return nil, jsonrpc.CodeParseError, "Parse error: the body is not JSON."
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" || (len(msg.ID) > 0 && string(msg.ID) != "null" && rpcID(msg.ID) == nil) {
+		return nil, jsonrpc.CodeInvalidRequest,
+			`Invalid request: the body must be one JSON-RPC 2.0 request object, with "jsonrpc": "2.0" and a string or number id.`
+	}
+	detail := strings.TrimSpace(refusal)
+	if strings.Contains(detail, "not handled") { // the SDK's jsonrpc2.ErrNotHandled: no such method
+		return rpcID(msg.ID), jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %q.", msg.Method)
+	}
+	for _, prefix := range []string{"Bad Request: ", "invalid request: "} {
+		detail = strings.TrimPrefix(detail, prefix)
+	}
+	return rpcID(msg.ID), jsonrpc.CodeInvalidRequest, "Invalid request: " + strings.TrimSuffix(detail, ".") + "."
 }
 
 // authorize authorizes the request's key for the tool server: scope read or
@@ -249,25 +360,41 @@ var httpStatus = map[drip.Code]int{
 	drip.CodeMethodNotAllowed:  http.StatusMethodNotAllowed,
 }
 
-// refusal is the body of a refused request: a JSON-RPC error response to
-// the request, so that MCP clients show its message; data carries drip's
-// error code.
-type refusal struct {
+// rpcError is the body of a request refused before any tool ran: a
+// JSON-RPC error response to the request, so that MCP clients show its
+// message. A refusal of the key or caller carries drip's error code in
+// data.
+type rpcError struct {
 	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
+	ID      json.RawMessage `json:"id"` // null when the request has none that can be read
 	Error   struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Data    struct {
-			Code drip.Code `json:"code"`
-		} `json:"data"`
+		Code    int        `json:"code"`
+		Message string     `json:"message"`
+		Data    *errorData `json:"data,omitempty"`
 	} `json:"error"`
+}
+
+type errorData struct {
+	Code drip.Code `json:"code"`
 }
 
 // serverError is the JSON-RPC code of an error the server defines.
 const serverError = -32000
 
-func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string, data *errorData) {
+	body := rpcError{JSONRPC: "2.0", ID: id}
+	body.Error.Code, body.Error.Message, body.Error.Data = code, message, data
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // "Bearer <key>" as written
+	_ = enc.Encode(body)
+}
+
+// refuse answers a request refused before any tool ran; body is the
+// request's body, whose id the answer carries.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, body []byte, err error) {
 	code := drip.ErrorCode(err)
 	status, ok := httpStatus[code]
 	if !ok {
@@ -286,34 +413,31 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	case drip.CodeRateLimited:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
 	}
-	body := refusal{JSONRPC: "2.0", ID: requestID(r)}
-	body.Error.Code, body.Error.Message, body.Error.Data.Code = serverError, drip.ErrorMessage(err), code
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // "Bearer <key>" as written
-	_ = enc.Encode(body)
+	writeRPCError(w, status, requestID(body), serverError, drip.ErrorMessage(err), &errorData{Code: code})
 }
 
-// requestID is the id of the JSON-RPC request r carries, or nil (null) when
-// its body is no single request with one. A client matches a response to
-// its request by id: one with a null id is dropped unread.
-func requestID(r *http.Request) json.RawMessage {
-	if r.Body == nil {
-		return nil
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+// requestID is the id of the JSON-RPC request body is, or nil (null) when
+// it is no single request with one. A client matches a response to its
+// request by id: one with a null id is dropped unread.
+func requestID(body []byte) json.RawMessage {
 	var msg struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if err != nil || json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
+	if json.Unmarshal(body, &msg) != nil {
 		return nil
 	}
-	if c := msg.ID[0]; c != '"' && c != '-' && (c < '0' || c > '9') { // ids are strings or numbers
+	return rpcID(msg.ID)
+}
+
+// rpcID is id if it is a JSON-RPC id (a string or a number), else nil.
+func rpcID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
 		return nil
 	}
-	return msg.ID
+	if c := id[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
+		return nil
+	}
+	return id
 }
 
 // retryAfter is the Retry-After of a 429, in whole seconds.

@@ -1,11 +1,11 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,29 +52,44 @@ func newTool[In, Out any](h *Handler, s spec[In, Out]) tool {
 		s.refine(in)
 	}
 	inSchema, outSchema := resolve(s.name, in), resolve(s.name, out)
-	run := func(ctx context.Context, c *payout.Caller, raw json.RawMessage) (*mcp.CallToolResult, string) {
+	// run calls the tool: its result, what the audit log keeps of what it
+	// did (summary) and of its arguments (args: see auditArguments).
+	run := func(ctx context.Context, c *payout.Caller, raw json.RawMessage) (res *mcp.CallToolResult, summary string, args any) {
+		args = struct{}{}
+		defer func() {
+			// The SDK calls a handler on a goroutine of its own, without
+			// recover: a panic would end the process.
+			if p := recover(); p != nil {
+				res, summary = h.failure(ctx, s.name, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+			}
+		}()
 		if s.manage && !c.Key.Has(drip.ScopeManage) { // a second lock: such keys are not served this tool
-			return h.failure(ctx, s.name, drip.Errorf(drip.CodeInsufficientScope, "This key lacks the manage scope %s needs.", s.name))
+			res, summary = h.failure(ctx, s.name, drip.Errorf(drip.CodeInsufficientScope, "This key lacks the manage scope %s needs.", s.name))
+			return res, summary, args
 		}
-		var args In
-		if err := decodeArguments(raw, inSchema, &args); err != nil {
-			return h.failure(ctx, s.name, err)
+		var input In
+		if err := decodeArguments(raw, inSchema, &input); err != nil {
+			res, summary = h.failure(ctx, s.name, err)
+			return res, summary, auditArguments(raw, in)
 		}
-		data, message, err := s.run(ctx, c, args)
+		args = input
+		data, message, err := s.run(ctx, c, input)
 		if err != nil {
-			return h.failure(ctx, s.name, err)
+			res, summary = h.failure(ctx, s.name, err)
+			return res, summary, args
 		}
 		b, err := json.Marshal(data)
 		if err == nil {
 			err = validate(b, outSchema)
 		}
 		if err != nil {
-			return h.failure(ctx, s.name, fmt.Errorf("result of %s: %w", s.name, err))
+			res, summary = h.failure(ctx, s.name, fmt.Errorf("result of %s: %w", s.name, err))
+			return res, summary, args
 		}
 		// The JSON is also text content, for clients that read no
 		// structuredContent; a warning comes first, where it is seen.
 		var content []mcp.Content
-		summary := message
+		summary = message
 		if w, ok := any(data).(warned); ok && w.warningText() != "" {
 			content = append(content, &mcp.TextContent{Text: "Warning: " + w.warningText()})
 			summary += " Warning: " + w.warningText()
@@ -83,7 +98,7 @@ func newTool[In, Out any](h *Handler, s spec[In, Out]) tool {
 			content = append(content, &mcp.TextContent{Text: message})
 		}
 		content = append(content, &mcp.TextContent{Text: string(b)})
-		return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(b)}, summary
+		return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(b)}, summary, args
 	}
 	return tool{
 		manage: s.manage,
@@ -94,9 +109,9 @@ func newTool[In, Out any](h *Handler, s spec[In, Out]) tool {
 			if c == nil {
 				return nil, fmt.Errorf("mcpserver: %s called without an authorized caller", s.name)
 			}
-			res, summary := run(ctx, c, req.Params.Arguments)
+			res, summary, args := run(ctx, c, req.Params.Arguments)
 			if s.manage {
-				h.record(ctx, c, s.name, req.Params.Arguments, summary, res.IsError)
+				h.record(ctx, c, s.name, args, summary, res.IsError)
 			}
 			return res, nil
 		},
@@ -105,7 +120,7 @@ func newTool[In, Out any](h *Handler, s spec[In, Out]) tool {
 
 // failure is a tool result an assistant can act on: isError, and the
 // error's message (D25), or "Internal error." for an error without a code,
-// which is logged.
+// which is logged (a panic's stack with it: never in the result).
 func (h *Handler) failure(ctx context.Context, tool string, err error) (*mcp.CallToolResult, string) {
 	if drip.ErrorCode(err) == drip.CodeInternal {
 		h.Log.ErrorContext(ctx, "tool call failed", "tool", tool, "err", err)
@@ -116,15 +131,7 @@ func (h *Handler) failure(ctx context.Context, tool string, err error) (*mcp.Cal
 
 // record writes a manage call to the audit log. The write outlives a client
 // that hangs up: the change it records was made.
-func (h *Handler) record(ctx context.Context, c *payout.Caller, tool string, raw json.RawMessage, result string, isError bool) {
-	var args any = json.RawMessage(`{}`)
-	if t := bytes.TrimSpace(raw); len(t) > 0 {
-		if json.Valid(t) {
-			args = json.RawMessage(t)
-		} else {
-			args = string(t)
-		}
-	}
+func (h *Handler) record(ctx context.Context, c *payout.Caller, tool string, args any, result string, isError bool) {
 	if err := h.Audit.Record(context.WithoutCancel(ctx), c.Faucet.ID, c.Key.ID, tool, args, result, isError); err != nil {
 		h.Log.ErrorContext(ctx, "recording a manage call failed", "tool", tool, "faucet", c.Faucet.ID, "err", err)
 	}

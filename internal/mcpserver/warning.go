@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -11,7 +12,9 @@ import (
 // Warnings (spec 4.3, issue 4): a manage call through the tool server that
 // weakens one of the faucet's protections says so in its result, so that
 // the assistant tells the owner. Calls that keep or strengthen them carry
-// none. "before" is the faucet as the call's authorization read it.
+// none. "before" is the faucet as the call's transaction found it, not as
+// the call's authorization read it: a change made in between (through v2,
+// say) would otherwise hide what this call undid.
 
 // rulesWarning says how a change of the anti-fraud rules weakened them:
 // rank checks turned off, trust_rank lowered, negative_rank raised,
@@ -36,12 +39,41 @@ func rulesWarning(before, after drip.Rules) string {
 	return sentence(w)
 }
 
-// ipWhitelistWarning says whether a new IP whitelist emptied the old one.
+// ipWhitelistWarning says whether a new IP whitelist opened a restricted
+// one to every address: emptied it, or added 0.0.0.0/0 or ::/0, which
+// admit every IPv4 or IPv6 address. An empty whitelist admitted every
+// address already.
 func ipWhitelistWarning(before, after []netip.Prefix) string {
-	if len(before) > 0 && len(after) == 0 {
+	if len(before) == 0 {
+		return ""
+	}
+	if len(after) == 0 {
 		return sentence([]string{"the IP whitelist was emptied: the faucet's keys now work from any IP address"})
 	}
-	return ""
+	var w []string
+	for _, p := range after {
+		if p.Bits() != 0 || slices.Contains(before, p) {
+			continue
+		}
+		family := "IPv6"
+		if p.Addr().Is4() {
+			family = "IPv4"
+		}
+		w = append(w, fmt.Sprintf("the IP whitelist now holds %s: the faucet's keys work from any %s address", p, family))
+	}
+	return sentence(w)
+}
+
+// limitsWarning says whether a new list of send limits has fewer limits
+// than the old one.
+func limitsWarning(before, after []drip.Limit) string {
+	if len(after) >= len(before) {
+		return ""
+	}
+	if len(after) == 0 {
+		return sentence([]string{fmt.Sprintf("every send limit was removed (there were %d): none of the owner's limits caps payouts any more", len(before))})
+	}
+	return sentence([]string{fmt.Sprintf("send limits were removed, from %d to %d: fewer of the owner's limits cap payouts", len(before), len(after))})
 }
 
 // missing are the entries of list that other lacks. Lists are matched

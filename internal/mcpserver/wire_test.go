@@ -74,3 +74,25 @@ func TestProtocolVersions(t *testing.T) {
 		}
 	})
 }
+
+// TestToolsListIsPrivate: tools/list differs by key (a read key is not
+// shown the manage tools), so its result says cacheScope "private": no
+// cache shared between users may keep it.
+func TestToolsListIsPrivate(t *testing.T) {
+	run(t, envOptions{}, func(t *testing.T, e *env) {
+		f, _ := e.Faucet(t, nil)
+		for _, k := range []string{e.Key(t, f, drip.ScopeRead), e.Key(t, f, drip.ScopeRead, drip.ScopeManage)} {
+			r := e.post(t, k, listTools, nil)
+			var res struct {
+				CacheScope string `json:"cacheScope"`
+				Tools      []any  `json:"tools"`
+			}
+			if err := json.Unmarshal(decodeRPC(t, r).Result, &res); err != nil || len(res.Tools) == 0 {
+				t.Fatalf("tools/list: %v: %s", err, r.body)
+			}
+			if res.CacheScope != "private" {
+				t.Errorf("tools/list of a key with %d tools: cacheScope %q, want private", len(res.Tools), res.CacheScope)
+			}
+		}
+	})
+}

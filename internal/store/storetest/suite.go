@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"NotificationClaimLeasesAndRecordEnds", testNotificationClaimLeaseAndRecord},
 		{"ListingCostSetListAndWithdraw", testListingCosts},
 		{"ListingRequestsOneOpenPerFaucet", testListingRequests},
+		{"AuditInsertAndListNewestFirstPerFaucet", testAuditInsertAndList},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,4 @@
+package audit
+
+// MaxText is maxText, for the tests.
+const MaxText = maxText
