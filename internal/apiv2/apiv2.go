@@ -21,6 +21,7 @@ import (
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/ratelimit"
@@ -133,7 +134,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, drip.Errorf(drip.CodeMethodNotAllowed, "Method %s not allowed here: use %s.", r.Method, allow))
 		return
 	}
-	c, err := h.Payouts.AuthorizeV2(r.Context(), bearer(r), h.ClientIP(r), rt.scope)
+	c, err := h.Payouts.AuthorizeV2(r.Context(), key.Bearer(r), h.ClientIP(r), rt.scope)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -163,15 +164,6 @@ func (h *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_, _ = w.Write(openAPI)
-}
-
-// bearer is the key of an "Authorization: Bearer <key>" header, or "".
-func bearer(r *http.Request) string {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(token)
 }
 
 // envelope is every v2 reply (D32).

@@ -10,6 +10,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"math"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -140,6 +141,17 @@ func (s *Service) Authenticate(ctx context.Context, secret string, callerIP neti
 		return nil, drip.Errorf(drip.CodeForbidden, "Your IP address is not whitelisted for this key.")
 	}
 	return k, nil
+}
+
+// Bearer is the key of an "Authorization: Bearer <key>" header (the scheme
+// in any case), or "" when there is none: how v2 and the tool server take
+// their key (spec 5).
+func Bearer(r *http.Request) string {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
 }
 
 // ParseUSD reads a dollar amount ("25", "25.00", "0.000001") as millionths
