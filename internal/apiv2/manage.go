@@ -2,7 +2,6 @@ package apiv2
 
 import (
 	"context"
-	"net/netip"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
@@ -56,16 +55,8 @@ func (h *Handler) updateFaucet(ctx context.Context, c *payout.Caller, in *input)
 	return rec, "Faucet settings updated.", err
 }
 
-type limitParam struct {
-	Currency      *string `json:"currency"`
-	Per           string  `json:"per"`
-	WindowSeconds int64   `json:"window_seconds"`
-	MaxCount      *int64  `json:"max_count"`
-	MaxAmount     *int64  `json:"max_amount"`
-}
-
 type setRateLimitsParams struct {
-	RateLimits *[]limitParam `json:"ratelimits"`
+	RateLimits *[]faucet.LimitInput `json:"ratelimits"`
 }
 
 // setRateLimits replaces the owner's send limits (D41).
@@ -77,24 +68,11 @@ func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in *input
 	if p.RateLimits == nil {
 		return nil, "", drip.Errorf(drip.CodeInvalid, "Missing ratelimits: a list, empty to remove every limit.")
 	}
-	limits := make([]drip.Limit, len(*p.RateLimits))
-	for i, l := range *p.RateLimits {
-		limits[i] = drip.Limit{Per: drip.LimitScope(l.Per), WindowSeconds: l.WindowSeconds}
-		if l.Currency != nil {
-			limits[i].Coin = *l.Currency
-		}
-		if l.MaxCount != nil {
-			limits[i].MaxCount = *l.MaxCount
-		}
-		if l.MaxAmount != nil {
-			limits[i].MaxAmount = *l.MaxAmount
-		}
-	}
 	all, err := h.Coins.List(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := h.Faucets.SetLimits(ctx, c.Faucet.ID, limits, all)
+	f, err := h.Faucets.SetLimits(ctx, c.Faucet.ID, faucet.Limits(*p.RateLimits), all)
 	if err != nil {
 		return nil, "", err
 	}
@@ -122,13 +100,9 @@ func (h *Handler) setIPWhitelist(ctx context.Context, c *payout.Caller, in *inpu
 	if p.IPWhitelist == nil {
 		return nil, "", drip.Errorf(drip.CodeInvalid, "Missing ip_whitelist: a list of addresses or CIDRs, empty to admit any IP.")
 	}
-	ips := make([]netip.Prefix, 0, len(*p.IPWhitelist))
-	for _, s := range *p.IPWhitelist {
-		prefix, err := faucet.ParseIPOrCIDR(s)
-		if err != nil {
-			return nil, "", err
-		}
-		ips = append(ips, prefix)
+	ips, err := faucet.ParseIPs(*p.IPWhitelist)
+	if err != nil {
+		return nil, "", err
 	}
 	f, err := h.Faucets.SetIPWhitelist(ctx, c.Faucet.ID, ips)
 	if err != nil {

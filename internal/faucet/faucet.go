@@ -157,8 +157,13 @@ func (s *Service) ConfirmRotation(ctx context.Context, id int64) error {
 // ParseIPList reads a whitelist of addresses and CIDRs separated by commas,
 // spaces or newlines; single addresses become /32 or /128 prefixes.
 func ParseIPList(s string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, field := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+	return ParseIPs(strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }))
+}
+
+// ParseIPs reads a whitelist given as a list of addresses and CIDRs.
+func ParseIPs(list []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(list))
+	for _, field := range list {
 		p, err := ParseIPOrCIDR(field)
 		if err != nil {
 			return nil, err
@@ -261,6 +266,34 @@ func (s *Service) ChangeLimits(ctx context.Context, id int64, limits []drip.Limi
 		}
 	}
 	return s.update(ctx, id, func(f *drip.Faucet) error { f.Limits = limits; return nil })
+}
+
+// LimitInput is an owner send limit as v2 and the tool server take it
+// (D41): absent pointers are "every coin" and "no maximum".
+type LimitInput struct {
+	Currency      *string `json:"currency,omitempty" jsonschema:"coin the limit counts; absent: every coin"`
+	Per           string  `json:"per" jsonschema:"count per faucet (all sends), recipient, or ip (claimer IP)"`
+	WindowSeconds int64   `json:"window_seconds" jsonschema:"length of the sliding window, in seconds"`
+	MaxCount      *int64  `json:"max_count,omitempty" jsonschema:"most payouts in the window"`
+	MaxAmount     *int64  `json:"max_amount,omitempty" jsonschema:"most smallest units paid in the window"`
+}
+
+// Limits turns inputs into limits; SetLimits and ChangeLimits check them.
+func Limits(in []LimitInput) []drip.Limit {
+	limits := make([]drip.Limit, len(in))
+	for i, l := range in {
+		limits[i] = drip.Limit{Per: drip.LimitScope(l.Per), WindowSeconds: l.WindowSeconds}
+		if l.Currency != nil {
+			limits[i].Coin = *l.Currency
+		}
+		if l.MaxCount != nil {
+			limits[i].MaxCount = *l.MaxCount
+		}
+		if l.MaxAmount != nil {
+			limits[i].MaxAmount = *l.MaxAmount
+		}
+	}
+	return limits
 }
 
 func validateLimit(l drip.Limit, coins []drip.Coin) error {

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"net/netip"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -141,13 +140,9 @@ type setIPWhitelistArgs struct {
 }
 
 func (h *Handler) setIPWhitelist(ctx context.Context, c *payout.Caller, in setIPWhitelistArgs) (ipWhitelistResult, string, error) {
-	ips := make([]netip.Prefix, 0, len(in.IPWhitelist))
-	for _, s := range in.IPWhitelist {
-		prefix, err := faucet.ParseIPOrCIDR(s)
-		if err != nil {
-			return ipWhitelistResult{}, "", err
-		}
-		ips = append(ips, prefix)
+	ips, err := faucet.ParseIPs(in.IPWhitelist)
+	if err != nil {
+		return ipWhitelistResult{}, "", err
 	}
 	before, f, err := h.Faucets.ChangeIPWhitelist(ctx, c.Faucet.ID, ips)
 	if err != nil {
@@ -228,14 +223,6 @@ func (h *Handler) updateFaucetSettings(ctx context.Context, c *payout.Caller, in
 	return rec, "Faucet settings updated.", err
 }
 
-type limitArgs struct {
-	Currency      *string `json:"currency,omitempty" jsonschema:"coin the limit counts; absent: every coin"`
-	Per           string  `json:"per" jsonschema:"count per faucet (all sends), recipient, or ip (claimer IP)"`
-	WindowSeconds int64   `json:"window_seconds" jsonschema:"length of the sliding window, in seconds"`
-	MaxCount      *int64  `json:"max_count,omitempty" jsonschema:"most payouts in the window"`
-	MaxAmount     *int64  `json:"max_amount,omitempty" jsonschema:"most smallest units paid in the window"`
-}
-
 // rateLimitsResult is the limits after a change, and its warning.
 type rateLimitsResult struct {
 	rateLimits
@@ -249,28 +236,15 @@ type rateLimits = reply.RateLimits
 func (r rateLimitsResult) warningText() string { return r.Warning }
 
 type setRateLimitsArgs struct {
-	RateLimits []limitArgs `json:"ratelimits" jsonschema:"the new send limits, replacing the old; each needs max_count or max_amount; empty removes every limit"`
+	RateLimits []faucet.LimitInput `json:"ratelimits" jsonschema:"the new send limits, replacing the old; each needs max_count or max_amount; empty removes every limit"`
 }
 
 func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRateLimitsArgs) (rateLimitsResult, string, error) {
-	limits := make([]drip.Limit, len(in.RateLimits))
-	for i, l := range in.RateLimits {
-		limits[i] = drip.Limit{Per: drip.LimitScope(l.Per), WindowSeconds: l.WindowSeconds}
-		if l.Currency != nil {
-			limits[i].Coin = *l.Currency
-		}
-		if l.MaxCount != nil {
-			limits[i].MaxCount = *l.MaxCount
-		}
-		if l.MaxAmount != nil {
-			limits[i].MaxAmount = *l.MaxAmount
-		}
-	}
 	all, err := h.Coins.List(ctx)
 	if err != nil {
 		return rateLimitsResult{}, "", err
 	}
-	before, f, err := h.Faucets.ChangeLimits(ctx, c.Faucet.ID, limits, all)
+	before, f, err := h.Faucets.ChangeLimits(ctx, c.Faucet.ID, faucet.Limits(in.RateLimits), all)
 	if err != nil {
 		return rateLimitsResult{}, "", err
 	}
