@@ -296,7 +296,7 @@ func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, "", err
 		}
-		if f, err = svc.Faucets.SetIPWhitelist(ctx, f.ID, list); err != nil {
+		if _, f, err = svc.Faucets.SetIPWhitelist(ctx, f.ID, list); err != nil {
 			return nil, "", err
 		}
 		v := faucetView(f)
@@ -322,7 +322,7 @@ func faucetSetLimits(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, "", err
 		}
-		if f, err = svc.Faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
+		if _, f, err = svc.Faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
 			return nil, "", err
 		}
 		v := faucetView(f)
@@ -365,7 +365,7 @@ func faucetSetRules(fs *flag.FlagSet) runFunc {
 			*r.into = &n
 		}
 		c.Whitelist, c.Blacklist = splitList(*whitelist), splitList(*blacklist)
-		if f, err = svc.Faucets.SetRules(ctx, f.ID, c); err != nil {
+		if _, f, err = svc.Faucets.SetRules(ctx, f.ID, c); err != nil {
 			return nil, "", err
 		}
 		out, _ := json.Marshal(f.Rules)

@@ -229,7 +229,7 @@ func TestConcurrentSendsHonourOwnerLimits(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, err := env.App.Faucets.SetLimits(ctx, f.ID, []drip.Limit{tt.limit}, coins); err != nil {
+					if _, _, err := env.App.Faucets.SetLimits(ctx, f.ID, []drip.Limit{tt.limit}, coins); err != nil {
 						t.Fatalf("set limits: %v", err)
 					}
 					users := []*drip.User{env.User(t, "alice")}

@@ -26,7 +26,7 @@ func TestIPWhitelistBehindTrustedProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.App.Faucets.SetIPWhitelist(context.Background(), f.ID, ips); err != nil {
+	if _, _, err := env.App.Faucets.SetIPWhitelist(context.Background(), f.ID, ips); err != nil {
 		t.Fatal(err)
 	}
 	body := url.Values{"api_key": {key}, "currency": {"BTC"}}.Encode()

@@ -129,7 +129,7 @@ func confSetWhitelist(t testing.TB, s *confScene, list string) {
 	if err != nil {
 		t.Fatalf("parse %q: %v", list, err)
 	}
-	if _, err := s.env.App.Faucets.SetIPWhitelist(context.Background(), s.f.ID, ips); err != nil {
+	if _, _, err := s.env.App.Faucets.SetIPWhitelist(context.Background(), s.f.ID, ips); err != nil {
 		t.Fatalf("set IP whitelist: %v", err)
 	}
 }
@@ -153,14 +153,14 @@ func confSetLimits(t testing.TB, s *confScene, limits ...drip.Limit) {
 	if err != nil {
 		t.Fatalf("coins: %v", err)
 	}
-	if _, err := s.env.App.Faucets.SetLimits(ctx, s.f.ID, limits, coins); err != nil {
+	if _, _, err := s.env.App.Faucets.SetLimits(ctx, s.f.ID, limits, coins); err != nil {
 		t.Fatalf("set limits: %v", err)
 	}
 }
 
 func confSetRules(t testing.TB, s *confScene, c faucet.RulesChange) {
 	t.Helper()
-	if _, err := s.env.App.Faucets.SetRules(context.Background(), s.f.ID, c); err != nil {
+	if _, _, err := s.env.App.Faucets.SetRules(context.Background(), s.f.ID, c); err != nil {
 		t.Fatalf("set rules: %v", err)
 	}
 }

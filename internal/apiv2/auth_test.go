@@ -257,7 +257,7 @@ func TestAuthFaucetIPWhitelist(t *testing.T) {
 			for _, s := range list {
 				prefixes = append(prefixes, netip.MustParsePrefix(s))
 			}
-			if _, err := env.App.Faucets.SetIPWhitelist(context.Background(), f.ID, prefixes); err != nil {
+			if _, _, err := env.App.Faucets.SetIPWhitelist(context.Background(), f.ID, prefixes); err != nil {
 				t.Fatalf("set faucet whitelist: %v", err)
 			}
 		}

@@ -72,7 +72,7 @@ func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in *input
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := h.Faucets.SetLimits(ctx, c.Faucet.ID, faucet.Limits(*p.RateLimits), all)
+	_, f, err := h.Faucets.SetLimits(ctx, c.Faucet.ID, faucet.Limits(*p.RateLimits), all)
 	if err != nil {
 		return nil, "", err
 	}
@@ -104,7 +104,7 @@ func (h *Handler) setIPWhitelist(ctx context.Context, c *payout.Caller, in *inpu
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := h.Faucets.SetIPWhitelist(ctx, c.Faucet.ID, ips)
+	_, f, err := h.Faucets.SetIPWhitelist(ctx, c.Faucet.ID, ips)
 	if err != nil {
 		return nil, "", err
 	}
@@ -157,7 +157,7 @@ func (h *Handler) toggleAntiFraud(ctx context.Context, c *payout.Caller, in *inp
 	if err := in.decode(&p); err != nil {
 		return nil, "", err
 	}
-	f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: p.Enabled, ToggleAntiFraud: true})
+	_, f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: p.Enabled, ToggleAntiFraud: true})
 	if err != nil {
 		return nil, "", err
 	}
@@ -185,7 +185,7 @@ func (h *Handler) updateAntiFraudRules(ctx context.Context, c *payout.Caller, in
 	if p.TrustRank == nil {
 		return nil, "", drip.Errorf(drip.CodeInvalid, "Missing trust_rank: a whole number from 0 to 100.")
 	}
-	f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{
+	_, f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{
 		TrustRank: p.TrustRank, NegativeRank: p.NegativeRank, Whitelist: p.Whitelist, Blacklist: p.Blacklist,
 	})
 	if err != nil {

@@ -141,7 +141,7 @@ func overLimitScenario() *scenario {
 				if err != nil {
 					return nil, err
 				}
-				if f.f, err = b.app.Faucets.SetLimits(ctx, f.f.ID, limit, coins); err != nil {
+				if _, f.f, err = b.app.Faucets.SetLimits(ctx, f.f.ID, limit, coins); err != nil {
 					return nil, err
 				}
 				fs = append(fs, f)

@@ -233,30 +233,19 @@ func snapshot(f *drip.Faucet) *drip.Faucet {
 	return &c
 }
 
-// SetIPWhitelist replaces the faucet's IP whitelist; an empty list admits any IP.
-func (s *Service) SetIPWhitelist(ctx context.Context, id int64, ips []netip.Prefix) (*drip.Faucet, error) {
-	_, f, err := s.ChangeIPWhitelist(ctx, id, ips)
-	return f, err
-}
-
-// ChangeIPWhitelist is SetIPWhitelist returning the faucet as it was
-// before the change too (see update).
-func (s *Service) ChangeIPWhitelist(ctx context.Context, id int64, ips []netip.Prefix) (before, after *drip.Faucet, err error) {
+// SetIPWhitelist replaces the faucet's IP whitelist; an empty list admits
+// any IP. It returns the faucet as the change found it and as it left it
+// (see update).
+func (s *Service) SetIPWhitelist(ctx context.Context, id int64, ips []netip.Prefix) (before, after *drip.Faucet, err error) {
 	if len(ips) > 100 {
 		return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid IP whitelist: at most 100 entries.")
 	}
 	return s.update(ctx, id, func(f *drip.Faucet) error { f.IPWhitelist = ips; return nil })
 }
 
-// SetLimits replaces the owner's send limits after checking each (D41).
-func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit, coins []drip.Coin) (*drip.Faucet, error) {
-	_, f, err := s.ChangeLimits(ctx, id, limits, coins)
-	return f, err
-}
-
-// ChangeLimits is SetLimits returning the faucet as it was before the
-// change too (see update).
-func (s *Service) ChangeLimits(ctx context.Context, id int64, limits []drip.Limit, coins []drip.Coin) (before, after *drip.Faucet, err error) {
+// SetLimits replaces the owner's send limits after checking each (D41),
+// and returns the faucet before and after (see update).
+func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit, coins []drip.Coin) (before, after *drip.Faucet, err error) {
 	if len(limits) > 50 {
 		return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid limits: at most 50.")
 	}
@@ -278,7 +267,7 @@ type LimitInput struct {
 	MaxAmount     *int64  `json:"max_amount,omitempty" jsonschema:"most smallest units paid in the window"`
 }
 
-// Limits turns inputs into limits; SetLimits and ChangeLimits check them.
+// Limits turns inputs into limits; SetLimits checks them.
 func Limits(in []LimitInput) []drip.Limit {
 	limits := make([]drip.Limit, len(in))
 	for i, l := range in {
@@ -326,15 +315,10 @@ type RulesChange struct {
 	Blacklist       *[]string
 }
 
-// SetRules applies a change to the faucet's anti-fraud rules (D42).
-func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (*drip.Faucet, error) {
-	_, f, err := s.ChangeRules(ctx, id, c)
-	return f, err
-}
-
-// ChangeRules is SetRules returning the faucet as it was before the change
-// too (see update): a toggle flips the rules the transaction found.
-func (s *Service) ChangeRules(ctx context.Context, id int64, c RulesChange) (before, after *drip.Faucet, err error) {
+// SetRules applies a change to the faucet's anti-fraud rules (D42), and
+// returns the faucet before and after (see update): a toggle flips the
+// rules the transaction found.
+func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (before, after *drip.Faucet, err error) {
 	for _, r := range []*int{c.TrustRank, c.NegativeRank} {
 		if r != nil && (*r < 0 || *r > 100) {
 			return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid rank: 0 to 100.")

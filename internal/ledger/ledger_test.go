@@ -92,7 +92,7 @@ func (e *env) faucet(t testing.TB, funds map[string]int64, limits ...drip.Limit)
 		if err != nil {
 			t.Fatalf("CoinList: %v", err)
 		}
-		if f, err = e.faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
+		if _, f, err = e.faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
 			t.Fatalf("SetLimits: %v", err)
 		}
 	}

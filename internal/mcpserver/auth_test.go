@@ -61,7 +61,7 @@ func TestAuthRefusals(t *testing.T) {
 			IPWhitelist: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
 		fenced, _ := e.Faucet(t, nil)
 		fencedKey := e.Key(t, fenced, drip.ScopeRead)
-		if _, err := e.App.Faucets.SetIPWhitelist(ctx, fenced.ID, []netip.Prefix{netip.MustParsePrefix("198.51.100.7/32")}); err != nil {
+		if _, _, err := e.App.Faucets.SetIPWhitelist(ctx, fenced.ID, []netip.Prefix{netip.MustParsePrefix("198.51.100.7/32")}); err != nil {
 			t.Fatal(err)
 		}
 		suspended, _ := e.Faucet(t, nil)

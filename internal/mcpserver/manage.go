@@ -144,7 +144,7 @@ func (h *Handler) setIPWhitelist(ctx context.Context, c *payout.Caller, in setIP
 	if err != nil {
 		return ipWhitelistResult{}, "", err
 	}
-	before, f, err := h.Faucets.ChangeIPWhitelist(ctx, c.Faucet.ID, ips)
+	before, f, err := h.Faucets.SetIPWhitelist(ctx, c.Faucet.ID, ips)
 	if err != nil {
 		return ipWhitelistResult{}, "", err
 	}
@@ -169,7 +169,7 @@ type toggleAntiFraudArgs struct {
 }
 
 func (h *Handler) toggleAntiFraud(ctx context.Context, c *payout.Caller, in toggleAntiFraudArgs) (rulesResult, string, error) {
-	before, f, err := h.Faucets.ChangeRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: in.Enabled, ToggleAntiFraud: true})
+	before, f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{AntiFraud: in.Enabled, ToggleAntiFraud: true})
 	if err != nil {
 		return rulesResult{}, "", err
 	}
@@ -188,7 +188,7 @@ type updateRulesArgs struct {
 }
 
 func (h *Handler) updateAntiFraudRules(ctx context.Context, c *payout.Caller, in updateRulesArgs) (rulesResult, string, error) {
-	before, f, err := h.Faucets.ChangeRules(ctx, c.Faucet.ID, faucet.RulesChange{
+	before, f, err := h.Faucets.SetRules(ctx, c.Faucet.ID, faucet.RulesChange{
 		TrustRank: &in.TrustRank, NegativeRank: in.NegativeRank, Whitelist: in.Whitelist, Blacklist: in.Blacklist,
 	})
 	if err != nil {
@@ -244,7 +244,7 @@ func (h *Handler) setRateLimits(ctx context.Context, c *payout.Caller, in setRat
 	if err != nil {
 		return rateLimitsResult{}, "", err
 	}
-	before, f, err := h.Faucets.ChangeLimits(ctx, c.Faucet.ID, faucet.Limits(in.RateLimits), all)
+	before, f, err := h.Faucets.SetLimits(ctx, c.Faucet.ID, faucet.Limits(in.RateLimits), all)
 	if err != nil {
 		return rateLimitsResult{}, "", err
 	}
