@@ -234,11 +234,6 @@ func (s *Service) Requests(ctx context.Context, status drip.ListingStatus) ([]dr
 	return s.store.ListingRequestListByStatus(ctx, status)
 }
 
-// FaucetRequests lists a faucet's requests, newest first.
-func (s *Service) FaucetRequests(ctx context.Context, faucetID int64) ([]drip.ListingRequest, error) {
-	return s.store.ListingRequestListByFaucet(ctx, faucetID)
-}
-
 // Status is the faucet's latest request, which says where its listing
 // stands; nil (and no error) when the faucet never asked.
 func (s *Service) Status(ctx context.Context, faucetID int64) (*drip.ListingRequest, error) {

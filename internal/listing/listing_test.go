@@ -232,7 +232,7 @@ func TestInsufficientFundsChangesNothing(t *testing.T) {
 		if got, want := e.balances(t, f, "BTC"), [2]int64{cost - 1, 0}; got != want {
 			t.Errorf("balances faucet, system:listing = %v, want %v", got, want)
 		}
-		if reqs, err := e.svc.FaucetRequests(ctx, f.ID); err != nil || len(reqs) != 0 {
+		if reqs, err := e.App.Store.ListingRequestListByFaucet(ctx, f.ID); err != nil || len(reqs) != 0 {
 			t.Errorf("requests after a refused one: %+v, %v", reqs, err)
 		}
 		if status, err := e.svc.Status(ctx, f.ID); status != nil || err != nil {
