@@ -30,7 +30,14 @@ const (
 	CodeMethodNotAllowed  Code = "method_not_allowed"
 	CodeNotFound          Code = "not_found"
 	CodeConflict          Code = "conflict"
-	CodeInternal          Code = "internal"
+	// CodeUnavailable: the database (or another dependency the request
+	// needs) did not answer in time; nothing was done, retry later (D58).
+	CodeUnavailable Code = "unavailable"
+	// CodeOutcomeUnknown: a write was sent to the database but its outcome
+	// could not be learned before the request's deadline (D6, D58). It may
+	// have happened: a v2 send may be retried with the same idempotency key.
+	CodeOutcomeUnknown Code = "outcome_unknown"
+	CodeInternal       Code = "internal"
 )
 
 // v1Status is the one table of v1 outcome codes (spec 7.1). Webhook bodies
@@ -48,6 +55,10 @@ var v1Status = map[Code]int{
 	CodeClaimerRateLimit:  459,
 	CodeInsufficientFunds: 402,
 	CodeNotFound:          404,
+	// v1 has no outage status; 459 is its "retry later" (issue 9, D58):
+	// FaucetPay clients show the message and the claim stays to retry.
+	CodeUnavailable:    459,
+	CodeOutcomeUnknown: 459,
 }
 
 // V1Status is the v1 status for the code. Codes v1 has no status for

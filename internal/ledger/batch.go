@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"sort"
 	"sync"
@@ -40,8 +41,9 @@ func DefaultBatch(engine string) BatchConfig {
 
 // request is one payment waiting for its batch.
 type request struct {
-	p    *Payment
-	done chan outcome // buffered: the writer never blocks on a caller
+	p        *Payment
+	deadline time.Time    // when its caller needs the outcome (D6)
+	done     chan outcome // buffered: the writer never blocks on a caller
 }
 
 type outcome struct {
@@ -77,13 +79,15 @@ func newBatcher(l *Ledger, cfg BatchConfig) *batcher {
 
 var errClosed = errors.New("ledger: closed")
 
-// submit hands a payment to its faucet's writer and waits for the outcome.
-func (b *batcher) submit(p *Payment) outcome {
+// submit hands a payment to its faucet's writer and waits for the
+// outcome, which comes by the deadline (or a little after it: the writer
+// answers as soon as it knows it cannot tell).
+func (b *batcher) submit(p *Payment, deadline time.Time) outcome {
 	q, err := b.queue(p.Faucet.ID)
 	if err != nil {
 		return outcome{err: err}
 	}
-	r := &request{p: p, done: make(chan outcome, 1)}
+	r := &request{p: p, deadline: deadline, done: make(chan outcome, 1)}
 	q <- r
 	return <-r.done
 }
@@ -169,8 +173,20 @@ func (b *batcher) fill(q chan *request, batch []*request) []*request {
 // payment keeps its own outcome: one that would overdraw is refused while
 // the others commit. If the transaction fails as a whole, nothing of it was
 // applied, and each payment is retried in a transaction of its own, so one
-// bad payment cannot fail the others and none is applied twice.
+// bad payment cannot fail the others.
+//
+// No payment is ever applied twice (D6). Each carries an identity, the id
+// of its outcome event, which the database holds unique in the payment's
+// transaction, so applying it again fails instead of paying. When a commit
+// was sent but its answer lost (store.ErrCommitUnknown), the batch is
+// settled by asking the database until it answers (settle), and retried
+// only once it is known not to have committed. What cannot be settled by
+// the payments' deadline is answered ErrOutcomeUnknown, never retried.
 func (b *batcher) commit(batch []*request) {
+	batch = b.dropLate(batch)
+	if len(batch) == 0 {
+		return
+	}
 	// Rows shared between writers (recipients' balances) are locked in
 	// ascending order, so two writers seldom deadlock. Payments applied one
 	// by one (send limits, capped keys) credit their recipient before the
@@ -180,25 +196,39 @@ func (b *batcher) commit(batch []*request) {
 	sort.SliceStable(batch, func(i, j int) bool {
 		return batch[i].p.Recipient.AccountID < batch[j].p.Recipient.AccountID
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), payTimeout)
-	defer cancel()
-	var results []outcome
-	fnDone := false
+	deadline := batch[0].deadline
 	payments := make([]*Payment, len(batch))
 	for i, r := range batch {
 		payments[i] = r.p
-	}
-	err := b.l.store.Transact(ctx, func(tx store.Tx) error {
-		fnDone = false // a rerun starts afresh
-		var err error
-		if results, err = b.l.applyBatch(ctx, tx, payments, b.l.now()); err != nil {
-			return err
+		if r.deadline.Before(deadline) {
+			deadline = r.deadline
 		}
-		fnDone = true
-		return nil
+	}
+	// The transaction must end, COMMIT included, SettleMargin before the
+	// earliest deadline; the margin is for settling an unknown commit.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-SettleMargin))
+	defer cancel()
+	var results []outcome
+	err := b.l.store.Transact(ctx, func(tx store.Tx) error {
+		var err error
+		results, err = b.l.applyBatch(ctx, tx, payments, b.l.now())
+		return err
 	})
-	if err != nil && fnDone && b.committedAnyway(ctx, results) {
-		err = nil // the commit reported failure but had happened
+	if errors.Is(err, store.ErrCommitUnknown) {
+		settleCtx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		committed, serr := b.settle(settleCtx, payments[0])
+		switch {
+		case serr != nil:
+			for _, r := range batch {
+				r.done <- outcome{err: fmt.Errorf("%w: %w", ErrOutcomeUnknown, serr)}
+			}
+			return
+		case committed:
+			err = nil
+		default:
+			err = fmt.Errorf("ledger: batch not committed: %w", err)
+		}
 	}
 	if err == nil {
 		for i, r := range batch {
@@ -206,8 +236,12 @@ func (b *batcher) commit(batch []*request) {
 		}
 		return
 	}
-	if len(batch) == 1 {
-		batch[0].done <- outcome{err: err}
+	// A batch that failed because the database is unreachable or out of
+	// time fails alike payment by payment: answer rather than retry.
+	if len(batch) == 1 || errors.Is(err, store.ErrUnavailable) {
+		for _, r := range batch {
+			r.done <- b.l.applied(r.p, err)
+		}
 		return
 	}
 	for _, r := range batch {
@@ -215,19 +249,43 @@ func (b *batcher) commit(batch []*request) {
 	}
 }
 
-// committedAnyway settles a commit whose result is unknown (the commit call
-// failed after every statement succeeded): the batch is atomic, so it was
-// committed exactly when one of its payouts exists. A batch with no payout
-// (all refused) is treated as not committed; retrying it repeats only its
-// payout.failed events, never money.
-func (b *batcher) committedAnyway(ctx context.Context, results []outcome) bool {
-	for _, o := range results {
-		if o.receipt != nil {
-			ok, err := b.l.store.PayoutExists(context.WithoutCancel(ctx), o.receipt.PayoutID)
-			return err == nil && ok
+// minWork is the least time a payment's transaction is given: one whose
+// deadline is nearer than SettleMargin+minWork is refused unapplied.
+const minWork = 250 * time.Millisecond
+
+// dropLate answers, as unavailable and unapplied, the payments whose
+// callers will have given up before a transaction could settle them, and
+// returns the others.
+func (b *batcher) dropLate(batch []*request) []*request {
+	keep := batch[:0]
+	now := time.Now()
+	for _, r := range batch {
+		if r.deadline.Sub(now) < SettleMargin+minWork {
+			r.done <- outcome{err: fmt.Errorf("%w: no time left to pay before the request's deadline", store.ErrUnavailable)}
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return keep
+}
+
+// settle learns whether the transaction of a batch whose commit is unknown
+// committed, asking the database until it answers or ctx ends. The batch is
+// one transaction, so the outcome event of one of its payments (p) tells
+// for all: store.EventCommitted waits for that transaction to end if the
+// database still runs it.
+func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		committed, err := b.l.store.EventCommitted(ctx, p.ID, p.Faucet.ID)
+		if err == nil {
+			return committed, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, err
+		case <-time.After(wait):
 		}
 	}
-	return false
 }
 
 // applyBatch applies payments in tx at time now and returns their outcomes.

@@ -22,9 +22,24 @@ type faultyStore struct {
 	store.Store
 	mu           sync.Mutex
 	failTo       int64 // recipient user id whose payout insert fails; 0: none
-	commitLies   int   // next N transactions: commit, then report failure
-	rollbackLies int   // next N transactions: roll back after fn succeeded, report failure
+	commitLies   int   // next N transactions: commit, then report the outcome unknown
+	rollbackLies int   // next N transactions: roll back after fn succeeded, report the outcome unknown
+	probeFails   int   // next N EventCommitted calls fail, as on a broken pool
+	probes       int   // EventCommitted calls made
 	batches      []int // payouts inserted by each committed-or-not transaction
+}
+
+// errLostCommit is a commit whose answer was lost (D6).
+var errLostCommit = fmt.Errorf("%w: injected: the commit's answer was lost", store.ErrCommitUnknown)
+
+func (s *faultyStore) EventCommitted(ctx context.Context, id string, faucetID int64) (bool, error) {
+	s.mu.Lock()
+	s.probes++
+	s.mu.Unlock()
+	if s.take(&s.probeFails) {
+		return false, fmt.Errorf("%w: injected: connection reset", store.ErrUnavailable)
+	}
+	return s.Store.EventCommitted(ctx, id, faucetID)
 }
 
 func (s *faultyStore) take(n *int) bool {
@@ -45,7 +60,7 @@ func (s *faultyStore) Transact(ctx context.Context, fn func(store.Tx) error) err
 			return err
 		}
 		if s.take(&s.rollbackLies) {
-			return errInjected
+			return errLostCommit // rolled back, reported as a lost commit below
 		}
 		return nil
 	})
@@ -53,7 +68,7 @@ func (s *faultyStore) Transact(ctx context.Context, fn func(store.Tx) error) err
 	s.batches = append(s.batches, inserts)
 	s.mu.Unlock()
 	if err == nil && s.take(&s.commitLies) {
-		return errors.New("injected: commit outcome unknown")
+		return errLostCommit
 	}
 	return err
 }
@@ -91,13 +106,18 @@ func oneBatch(e *env, fs *faultyStore, n int) *ledger.Ledger {
 
 // payAll hands every payment to l at once and returns the outcomes in order.
 func payAll(l *ledger.Ledger, payments []*ledger.Payment) ([]*ledger.Receipt, []error) {
+	return payAllCtx(context.Background(), l, payments)
+}
+
+// payAllCtx is payAll with the callers' context.
+func payAllCtx(ctx context.Context, l *ledger.Ledger, payments []*ledger.Payment) ([]*ledger.Receipt, []error) {
 	receipts, errs := make([]*ledger.Receipt, len(payments)), make([]error, len(payments))
 	var wg sync.WaitGroup
 	for i, p := range payments {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			receipts[i], errs[i] = l.Pay(context.Background(), p)
+			receipts[i], errs[i] = l.Pay(ctx, p)
 		}()
 	}
 	wg.Wait()
@@ -207,25 +227,30 @@ func TestBatchFailureIsRetriedPaymentByPayment(t *testing.T) {
 	})
 }
 
-// A transaction reported as failed after every statement succeeded may or
-// may not have committed. The batch is settled by looking for its payouts:
-// found, its outcomes stand and nothing is retried; not found, each payment
-// is retried alone. Either way each is paid exactly once.
+// D6: a transaction whose commit's answer was lost may or may not have
+// committed. The batch is settled by asking the database, as often as it
+// takes, whether one of its outcome events is committed: committed, its
+// outcomes stand and nothing is retried; not committed, each payment is
+// retried alone. A failed question is asked again, never read as "not
+// committed" (issue 9: that paid a whole batch twice). Either way each
+// payment is paid exactly once.
 func TestBatchOutcomeMisreported(t *testing.T) {
 	cases := []struct {
-		name                     string
-		commitLies, rollbackLies int
-		transactions             int
+		name                                 string
+		commitLies, rollbackLies, probeFails int
+		transactions, probes                 int
 	}{
-		{"committed, reported failed", 1, 0, 1},
-		{"rolled back, reported failed", 0, 1, 9},
+		{"committed, reported lost", 1, 0, 0, 1, 1},
+		{"rolled back, reported lost", 0, 1, 0, 9, 1},
+		{"committed, reported lost, the first questions failing", 1, 0, 3, 1, 4},
+		{"rolled back, reported lost, the first questions failing", 0, 1, 3, 9, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			forEachEngine(t, func(t *testing.T, e *env) {
 				f := e.faucet(t, map[string]int64{"BTC": 10_000})
 				recipients := e.users8(t)
-				fs := &faultyStore{Store: e.st, commitLies: c.commitLies, rollbackLies: c.rollbackLies}
+				fs := &faultyStore{Store: e.st, commitLies: c.commitLies, rollbackLies: c.rollbackLies, probeFails: c.probeFails}
 				l := oneBatch(e, fs, 8)
 				defer l.Close()
 
@@ -238,13 +263,92 @@ func TestBatchOutcomeMisreported(t *testing.T) {
 				if got := len(e.payouts(t, f)); got != 8 {
 					t.Errorf("%d payouts, want 8 (none twice)", got)
 				}
+				for _, u := range recipients {
+					if got := e.balance(t, u.AccountID, "BTC"); got != 100 {
+						t.Errorf("%s holds %d, want 100 (paid exactly once)", u.Username, got)
+					}
+				}
 				if len(fs.batches) != c.transactions {
 					t.Errorf("transactions %v, want %d", fs.batches, c.transactions)
+				}
+				if fs.probes != c.probes {
+					t.Errorf("%d questions to the database, want %d", fs.probes, c.probes)
 				}
 				e.reconciled(t)
 			})
 		})
 	}
+}
+
+// D6: a lost commit that cannot be settled before the payments' deadline
+// (the database does not answer) is answered ErrOutcomeUnknown, and never
+// retried: the payments stand exactly as the database has them.
+func TestBatchOutcomeUnknownAtDeadline(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 10_000})
+		recipients := e.users8(t)
+		fs := &faultyStore{Store: e.st, commitLies: 1, probeFails: 1 << 30}
+		l := oneBatch(e, fs, 8)
+		defer l.Close()
+
+		ctx, cancel := context.WithTimeout(context.Background(), ledger.SettleMargin+time.Second)
+		defer cancel()
+		receipts, errs := payAllCtx(ctx, l, payments(f, recipients, 100))
+		for i := range receipts {
+			if !errors.Is(errs[i], ledger.ErrOutcomeUnknown) || drip.ErrorCode(errs[i]) != drip.CodeOutcomeUnknown {
+				t.Errorf("payment %d: %v, want the outcome unknown", i, errs[i])
+			}
+		}
+		if len(fs.batches) != 1 {
+			t.Errorf("transactions %v, want the one batch, never retried", fs.batches)
+		}
+		if got := len(e.payouts(t, f)); got != 8 {
+			t.Errorf("%d payouts, want the 8 the batch committed", got)
+		}
+		e.reconciled(t)
+	})
+}
+
+// D6 by construction: a payment handed to the ledger again after it was
+// applied (same identity) fails on the database's unique event id instead
+// of paying, and answers the outcome first recorded.
+func TestPaymentAppliedTwicePaysOnce(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 1_000})
+		u := e.user(t, "tess")
+		l := ledger.NewBatched(e.st, e.clock.Now, ledger.BatchConfig{})
+		defer l.Close()
+		p := &ledger.Payment{Faucet: f, Recipient: u, To: "tess", Coin: "BTC", Amount: 300}
+		first, err := l.Pay(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := *p // the same identity, p.ID, as a retry would carry it
+		second, err := l.Pay(context.Background(), &again)
+		if err != nil {
+			t.Fatalf("second application: %v, want the first outcome", err)
+		}
+		if second.PayoutID != first.PayoutID {
+			t.Errorf("second application answered payout %d, want %d", second.PayoutID, first.PayoutID)
+		}
+		if got := e.balance(t, u.AccountID, "BTC"); got != 300 {
+			t.Errorf("recipient holds %d, want 300 (paid once)", got)
+		}
+		if got := len(e.payouts(t, f)); got != 1 {
+			t.Errorf("%d payouts, want 1", got)
+		}
+
+		// A refusal's identity holds the same way: refused once, refused again.
+		poor := &ledger.Payment{Faucet: f, Recipient: u, To: "tess", Coin: "BTC", Amount: 5_000}
+		if _, err := l.Pay(context.Background(), poor); drip.ErrorCode(err) != drip.CodeInsufficientFunds {
+			t.Fatalf("overdraw: %v, want insufficient balance", err)
+		}
+		retry := *poor
+		if _, err := l.Pay(context.Background(), &retry); drip.ErrorCode(err) != drip.CodeInsufficientFunds {
+			t.Fatalf("overdraw again: %v, want the recorded refusal", err)
+		}
+		e.reconciled(t)
+	})
 }
 
 // Payouts spread over many faucets batch per writer; writers share

@@ -11,14 +11,31 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-// payTimeout bounds one batch's transaction, retries included.
+// payTimeout is the deadline of a payment whose context has none.
 const payTimeout = 30 * time.Second
+
+// SettleMargin is the part of a payment's deadline kept for settling its
+// commit when the commit's answer is lost (D6): the payment's transaction
+// must end, COMMIT included, this long before the deadline. PostgreSQL's
+// idle_in_transaction_session_timeout must not exceed it
+// (postgres.Timeouts), so that by the deadline a COMMIT stuck in a stalled
+// network can no longer take effect: nothing commits after its caller was
+// answered.
+const SettleMargin = 2 * time.Second
+
+// ErrOutcomeUnknown answers a payment whose commit was sent but could not
+// be settled by its deadline: it may have been paid (D6, D58). It wraps
+// the cause for the log.
+var ErrOutcomeUnknown = &drip.Error{Code: drip.CodeOutcomeUnknown, RetryAfter: SettleMargin,
+	Message: "The payout's outcome is not known yet: the database did not confirm it in time, and it may have been sent. " +
+		"Check the faucet's payouts (or retry a v2 send with the same idempotency_key, which never pays twice) before paying again."}
 
 // Ledger moves money in a store.
 type Ledger struct {
@@ -52,6 +69,11 @@ func (l *Ledger) Close() { l.batcher.close() }
 // been checked except what must be checked inside the transaction (the
 // owner's send limits and the balance).
 type Payment struct {
+	// ID is the payment's identity (D6): the id of the one outcome event
+	// (payout.sent or payout.failed) its transaction writes, unique in the
+	// database, so that applying it twice fails instead of paying. Pay
+	// assigns a fresh one when it is empty.
+	ID        string
 	Faucet    *drip.Faucet
 	Recipient *drip.User
 	To        string // the destination as the caller gave it
@@ -92,9 +114,19 @@ type Receipt struct {
 // payments behind this call without changing any caller.
 //
 // Once handed over, a payment runs to its outcome even if the caller goes
-// away, so an outcome never depends on when a client hung up.
+// away, so an outcome never depends on when a client hung up. ctx's
+// deadline bounds it (payTimeout when it has none): the payment commits
+// before it or never, and the answer comes by it, ErrOutcomeUnknown at
+// worst (D6).
 func (l *Ledger) Pay(ctx context.Context, p *Payment) (*Receipt, error) {
-	o := l.batcher.submit(p)
+	if p.ID == "" {
+		p.ID = newEventID()
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(payTimeout)
+	}
+	o := l.batcher.submit(p, deadline)
 	if o.err != nil {
 		return nil, o.err
 	}
@@ -186,6 +218,46 @@ func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Ti
 	return &Receipt{PayoutID: payoutID, Balance: balance}, nil, nil
 }
 
+// applied is the outcome of a payment whose transaction failed with err:
+// err itself, unless err is a conflict on the payment's own identity, that
+// is, the payment had been applied already (D6). Then nothing was paid
+// twice, and the outcome is the one recorded: the payout, with the
+// faucet's balance as it is now, or the refusal.
+func (l *Ledger) applied(p *Payment, err error) outcome {
+	if !errors.Is(err, store.ErrConflict) {
+		return outcome{err: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), SettleMargin)
+	defer cancel()
+	ev, gerr := l.store.EventGet(ctx, p.ID)
+	if gerr != nil || ev.FaucetID != p.Faucet.ID {
+		return outcome{err: err} // not this payment's: a key bound elsewhere (D35)
+	}
+	switch ev.Type {
+	case drip.EventPayoutSent:
+		var d sentData
+		if jerr := json.Unmarshal(ev.Data, &d); jerr != nil {
+			return outcome{err: jerr}
+		}
+		id, perr := strconv.ParseInt(d.PayoutID, 10, 64)
+		if perr != nil {
+			return outcome{err: perr}
+		}
+		balance, berr := l.store.BalanceGet(ctx, p.Faucet.AccountID, p.Coin)
+		if berr != nil {
+			return outcome{err: berr}
+		}
+		return outcome{receipt: &Receipt{PayoutID: id, Balance: balance}}
+	case drip.EventPayoutFailed:
+		var d failedData
+		if jerr := json.Unmarshal(ev.Data, &d); jerr != nil {
+			return outcome{err: jerr}
+		}
+		return outcome{refusal: &drip.Error{Code: drip.Code(d.Error), Message: d.Message}}
+	}
+	return outcome{err: err}
+}
+
 // boundElsewhere is store.ErrConflict when p's idempotency key was bound by
 // a payout committed meanwhile on another node (D35): then p is that
 // payout's duplicate, whose refusal (the balance or cap that payout used)
@@ -232,7 +304,7 @@ func lowBalance(p *Payment, after int64, now time.Time) (*drip.Notification, *dr
 	}
 	n := &drip.Notification{FaucetID: p.Faucet.ID, Kind: "low_balance", Coin: p.Coin, Threshold: threshold,
 		Balance: after, CreatedAt: now}
-	ev, err := newEvent(p.Faucet.ID, drip.EventLowBalance, lowBalanceData{
+	ev, err := newEvent(newEventID(), p.Faucet.ID, drip.EventLowBalance, lowBalanceData{
 		Currency: p.Coin, Balance: after, BalanceBitcoin: json.Number(drip.FormatCoins(after)), Threshold: threshold,
 		Message: "The faucet's " + p.Coin + " balance fell below the alert threshold.",
 	}, now)
@@ -339,29 +411,39 @@ func insertFailedEvent(ctx context.Context, tx store.Tx, p *Payment, refusal *dr
 	return tx.EventInsert(ctx, ev)
 }
 
-// sentEvent is the payout.sent event of a paid payment.
+// sentEvent is the payout.sent event of a paid payment, its outcome event.
 func sentEvent(p *Payment, payoutID int64, now time.Time) (*drip.Event, error) {
-	return newEvent(p.Faucet.ID, drip.EventPayoutSent, sentData{
+	return newEvent(p.outcomeID(), p.Faucet.ID, drip.EventPayoutSent, sentData{
 		To: p.To, Amount: p.Amount, Currency: p.Coin, PayoutID: itoa(payoutID),
 		PayoutUserHash: p.Recipient.PayoutUserHash, Message: "Payout sent.",
 	}, now)
 }
 
-// failedEvent is the payout.failed event of a refused payment.
+// failedEvent is the payout.failed event of a refused payment, its
+// outcome event.
 func failedEvent(p *Payment, refusal *drip.Error, now time.Time) (*drip.Event, error) {
 	d := failedData{To: p.To, Amount: p.Amount, Currency: p.Coin, Error: string(refusal.Code), Message: refusal.Message}
 	if s, ok := refusal.Code.V1Status(); ok {
 		d.Status = &s
 	}
-	return newEvent(p.Faucet.ID, drip.EventPayoutFailed, d, now)
+	return newEvent(p.outcomeID(), p.Faucet.ID, drip.EventPayoutFailed, d, now)
 }
 
-func newEvent(faucetID int64, typ string, data any, now time.Time) (*drip.Event, error) {
+// outcomeID is the id of p's outcome event: its identity once Pay gave it
+// one; refusals recorded before the ledger (RecordRefusal) get a fresh id.
+func (p *Payment) outcomeID() string {
+	if p.ID != "" {
+		return p.ID
+	}
+	return newEventID()
+}
+
+func newEvent(id string, faucetID int64, typ string, data any, now time.Time) (*drip.Event, error) {
 	body, err := json.Marshal(data)
 	if err != nil {
 		return nil, err
 	}
-	return &drip.Event{ID: newEventID(), FaucetID: faucetID, Type: typ, Data: body, CreatedAt: now}, nil
+	return &drip.Event{ID: id, FaucetID: faucetID, Type: typ, Data: body, CreatedAt: now}, nil
 }
 
 // newEventID returns "evt_" and 96 random bits in hex: unique without

@@ -23,6 +23,23 @@ var (
 	ErrLimitReached = errors.New("store: limit reached")
 )
 
+// The database's faults (D6, D58) are *drip.Error values, so that every
+// interface answers them as an outage through its own table, and are
+// wrapped with their cause, for the log: errors.Is finds them.
+var (
+	// ErrUnavailable: the database did not answer, or not before the
+	// context's deadline (connection refused or reset, a timeout). What was
+	// asked is known not to have happened: a read read nothing, and a
+	// transaction that failed so did not commit.
+	ErrUnavailable = &drip.Error{Code: drip.CodeUnavailable, RetryAfter: time.Second,
+		Message: "The service is temporarily unavailable; retry in a few seconds."}
+	// ErrCommitUnknown: a transaction's commit was sent but no answer came,
+	// so it may or may not have committed. Only a caller that can ask the
+	// database later (the ledger, D6) may settle it; others pass it on.
+	ErrCommitUnknown = &drip.Error{Code: drip.CodeOutcomeUnknown, RetryAfter: time.Second,
+		Message: "The database did not confirm whether this change was made; check before retrying."}
+)
+
 // Store is a database of drip. Reads outside a transaction may run
 // concurrently; Transact serializes writes as the engine requires.
 type Store interface {
@@ -30,8 +47,18 @@ type Store interface {
 	// Transact runs fn in one write transaction, committing when fn returns
 	// nil and rolling back on error or panic. Conflicts the engine reports as
 	// retryable (SQLite busy, PostgreSQL serialization failure) rerun fn, so
-	// fn must not have effects outside tx.
+	// fn must not have effects outside tx. An error wrapping
+	// ErrCommitUnknown means the commit was sent and may have taken effect;
+	// any other error means the transaction did not commit.
 	Transact(ctx context.Context, fn func(tx Tx) error) error
+	// EventCommitted reports whether an event with this id is committed,
+	// after waiting for any transaction still writing one to end: a
+	// transaction whose commit is unknown (ErrCommitUnknown) is settled by
+	// the ledger through the event it wrote (D6). faucetID is the event's
+	// faucet. It changes nothing.
+	EventCommitted(ctx context.Context, id string, faucetID int64) (bool, error)
+	// Ping checks that the database answers, for readiness (D58).
+	Ping(ctx context.Context) error
 	// Migrate applies the engine's pending migrations.
 	Migrate(ctx context.Context) error
 	Engine() string
@@ -71,6 +98,7 @@ type Reader interface {
 	RefusalCountOthers(ctx context.Context, userID, faucetID int64, since time.Time) (int64, error)
 
 	EventList(ctx context.Context, faucetID int64, limit int) ([]drip.Event, error)
+	EventGet(ctx context.Context, id string) (*drip.Event, error)
 
 	KeyGetByID(ctx context.Context, id int64) (*drip.Key, error)
 	// KeyGetByHash finds a v2 key by the hash of its whole secret, revoked

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,15 +26,47 @@ var migrations embed.FS
 //go:embed queries.sql
 var overrides string
 
-// Open connects to the database at url (postgres://...) and applies pending
-// migrations. A search_path parameter in the URL selects a schema.
+// Timeouts bound the waits on the database (D6), so that a database that
+// stops answering costs a request an answer within its deadline rather
+// than a hang. Settings the URL gives itself (connect_timeout,
+// statement_timeout, idle_in_transaction_session_timeout) are kept.
+type Timeouts struct {
+	// Connect bounds dialing and authenticating one new connection.
+	Connect time.Duration
+	// Statement is the server's statement_timeout: a statement its client
+	// gave up on does not run on. Zero: none (operator commands and the
+	// bench's bulk loads run long statements).
+	Statement time.Duration
+	// IdleInTransaction is the server's idle_in_transaction_session_timeout:
+	// a transaction whose client went quiet, its COMMIT stuck in a stalled
+	// network perhaps, is ended this long after its last statement, so it
+	// cannot commit later than that. The ledger's settle margin relies on it.
+	IdleInTransaction time.Duration
+}
+
+// DefaultTimeouts are Open's.
+var DefaultTimeouts = Timeouts{Connect: 5 * time.Second, IdleInTransaction: time.Second}
+
+// Open connects to the database at url (postgres://...) with
+// DefaultTimeouts and applies pending migrations. A search_path parameter
+// in the URL selects a schema.
 func Open(ctx context.Context, url string) (*sqlstore.DB, error) {
+	return OpenTimeouts(ctx, url, DefaultTimeouts)
+}
+
+// OpenTimeouts is Open with the given timeouts (zero fields: none).
+func OpenTimeouts(ctx context.Context, url string, t Timeouts) (*sqlstore.DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	// A payout is acknowledged only once its commit is durable (D4).
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	if cfg.ConnConfig.ConnectTimeout == 0 && t.Connect > 0 {
+		cfg.ConnConfig.ConnectTimeout = t.Connect
+	}
+	setDefault(cfg.ConnConfig.RuntimeParams, "statement_timeout", t.Statement)
+	setDefault(cfg.ConnConfig.RuntimeParams, "idle_in_transaction_session_timeout", t.IdleInTransaction)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -51,6 +86,13 @@ func Open(ctx context.Context, url string) (*sqlstore.DB, error) {
 		return nil, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	return db, nil
+}
+
+// setDefault sets a duration parameter in milliseconds unless it is set.
+func setDefault(params map[string]string, name string, d time.Duration) {
+	if _, set := params[name]; !set && d > 0 {
+		params[name] = strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+	}
 }
 
 type driver struct{ pool *pgxpool.Pool }
@@ -81,7 +123,40 @@ func (d *driver) Translate(err error) error {
 	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
 		return fmt.Errorf("%w: %s", store.ErrConflict, pe.ConstraintName)
 	}
+	if outage(err) {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
 	return err
+}
+
+// outage is sqlstore.Outage and PostgreSQL's own ways of saying it cannot
+// serve now: connection failures, the server shutting down or full, a
+// statement or lock timeout, an idle transaction ended.
+func outage(err error) bool {
+	var ce *pgconn.ConnectError
+	if sqlstore.Outage(err) || pgconn.Timeout(err) || errors.Is(err, pgconn.ErrConnClosed) || errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "57P01", "57P02", "57P03", // admin_shutdown, crash_shutdown, cannot_connect_now
+		"53300",          // too_many_connections
+		"57014",          // query_canceled: statement_timeout or a cancel request
+		"55P03",          // lock_not_available: lock_timeout
+		"25P03", "57P05": // idle_in_transaction_session_timeout, idle_session_timeout
+		return true
+	}
+	return strings.HasPrefix(pe.Code, "08") // connection_exception
+}
+
+// RolledBack: the server answered the COMMIT with an error or a ROLLBACK,
+// or the COMMIT was never sent (pgconn.SafeToRetry).
+func (d *driver) RolledBack(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) || errors.Is(err, pgx.ErrTxCommitRollback) || pgconn.SafeToRetry(err)
 }
 
 func (d *driver) Retryable(err error) bool {

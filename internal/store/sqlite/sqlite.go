@@ -31,6 +31,9 @@ var overrides string
 // Open opens (creating if needed) the database file at path and applies
 // pending migrations.
 func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
+	if _, err := EnsurePrivate(path); err != nil {
+		return nil, err
+	}
 	// synchronous=FULL: a commit is on disk before it is acknowledged.
 	pragmas := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
@@ -112,7 +115,23 @@ func (d *driver) Translate(err error) error {
 			return fmt.Errorf("%w: %v", store.ErrConflict, err)
 		}
 	}
+	if d.Retryable(err) || sqlstore.Outage(err) || interrupted(err) {
+		// Busy past busy_timeout, or the context's deadline: D58's outage.
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
 	return err
+}
+
+func interrupted(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_INTERRUPT
+}
+
+// RolledBack: database/sql rolls a transaction back when its context ends
+// before Commit (ErrTxDone or the context's error); any other failed COMMIT
+// of the file is not known to have been undone.
+func (d *driver) RolledBack(err error) bool {
+	return errors.Is(err, sql.ErrTxDone) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (d *driver) Retryable(err error) bool {

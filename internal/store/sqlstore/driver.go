@@ -6,7 +6,10 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
+	"io"
 	"io/fs"
+	"net"
 )
 
 // Conn runs statements: a pool outside transactions, or one transaction.
@@ -48,10 +51,25 @@ type Driver interface {
 	// Rebind turns a $N-placeholder query into the engine's own form.
 	Rebind(query string) string
 	// Translate maps the engine's errors to the store's: no rows ->
-	// store.ErrNotFound, unique violation -> store.ErrConflict; others unchanged.
+	// store.ErrNotFound, unique violation -> store.ErrConflict, a database
+	// that cannot be reached or did not answer in time (Outage) ->
+	// store.ErrUnavailable wrapping the cause; others unchanged.
 	Translate(err error) error
+	// RolledBack reports whether a failed commit is known not to have
+	// taken effect: the database refused it, or it was never sent. Any
+	// other failed commit may have committed (store.ErrCommitUnknown).
+	RolledBack(err error) bool
 	// Retryable reports whether a transaction failed only because of
 	// contention (busy, serialization failure, deadlock) and may be rerun.
 	Retryable(err error) bool
 	Close() error
+}
+
+// Outage reports whether err says that the database could not be reached
+// or did not answer before the context's deadline, whatever the engine:
+// the faults every interface answers as "retry later" (D58).
+func Outage(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

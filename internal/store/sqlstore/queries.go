@@ -29,7 +29,8 @@ type queries struct {
 	BalancesLock, BalancesDebit, TransferIDsNext, PayoutIDsNext                  string
 	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON string
 	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke              string
-	EventInsert, EventList, RefusalInsert, RefusalCountOthers                    string
+	EventInsert, EventList, EventGet, EventProbe, Ping                           string
+	RefusalInsert, RefusalCountOthers                                            string
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       string
 	FaucetListListed                                                             string
 	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                     string

@@ -227,6 +227,20 @@ ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded
 -- name: EventInsert
 INSERT INTO events (id, faucet_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5);
 
+-- name: EventGet
+SELECT id, faucet_id, type, data, created_at FROM events WHERE id = $1;
+
+-- EventProbe settles a commit whose outcome is unknown (D6), in a
+-- transaction that always rolls back: inserting an id that a transaction
+-- still in progress inserted waits for that transaction to end, and then
+-- inserts nothing (0 rows) exactly when it committed.
+-- name: EventProbe
+INSERT INTO events (id, faucet_id, type, data, created_at) VALUES ($1, $2, 'probe', '{}', 0)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: Ping
+SELECT 1;
+
 -- name: EventList
 SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY seq DESC LIMIT $2;
 

@@ -57,14 +57,15 @@ func (db *DB) Transact(ctx context.Context, fn func(store.Tx) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = db.transactOnce(ctx, fn)
-		if err == nil || !db.drv.Retryable(err) || attempt == maxAttempts || ctx.Err() != nil {
+		if err == nil || errors.Is(err, store.ErrCommitUnknown) || !db.drv.Retryable(err) ||
+			attempt == maxAttempts || ctx.Err() != nil {
 			return err
 		}
 		// Back off a little, more on each attempt, so racing writers spread out.
 		select {
 		case <-time.After(time.Duration(attempt*attempt) * time.Millisecond):
 		case <-ctx.Done():
-			return ctx.Err()
+			return db.drv.Translate(ctx.Err())
 		}
 	}
 }
@@ -79,14 +80,49 @@ func (db *DB) transactOnce(ctx context.Context, fn func(store.Tx) error) (err er
 			_ = tc.Rollback(context.WithoutCancel(ctx))
 			panic(p)
 		}
-		if err != nil {
+		if err != nil { // after a failed commit, a no-op
 			_ = tc.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
 	if err = fn(&querier{c: tc, q: db.q, drv: db.drv}); err != nil {
 		return err
 	}
-	return db.drv.Translate(tc.Commit(ctx))
+	if err = tc.Commit(ctx); err != nil {
+		if db.drv.RolledBack(err) {
+			return db.drv.Translate(err)
+		}
+		// The commit may have reached the database and taken effect; only
+		// the caller can settle it, by asking (D6).
+		return fmt.Errorf("%w: %w", store.ErrCommitUnknown, db.drv.Translate(err))
+	}
+	return nil
+}
+
+// errProbed ends EventCommitted's transaction, which must never commit.
+var errProbed = errors.New("sqlstore: probe done")
+
+// EventCommitted settles an unknown commit, as store.Store documents, with
+// EventProbe in a transaction that always rolls back.
+func (db *DB) EventCommitted(ctx context.Context, id string, faucetID int64) (bool, error) {
+	var committed bool
+	err := db.transactOnce(ctx, func(tx store.Tx) error {
+		n, err := tx.(*querier).exec(ctx, db.q.EventProbe, id, faucetID)
+		if err != nil {
+			return err
+		}
+		committed = n == 0
+		return errProbed
+	})
+	if errors.Is(err, errProbed) {
+		return committed, nil
+	}
+	return false, err
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return db.scanRow(ctx, db.q.Ping, nil, &one)
 }
 
 // querier implements every store method over one Conn; DB uses the read
@@ -507,6 +543,17 @@ func (q *querier) EventList(ctx context.Context, faucetID int64, limit int) ([]d
 		return err
 	})
 	return out, err
+}
+
+func (q *querier) EventGet(ctx context.Context, id string) (*drip.Event, error) {
+	var e drip.Event
+	var data string
+	var created int64
+	if err := q.scanRow(ctx, q.q.EventGet, []any{id}, &e.ID, &e.FaucetID, &e.Type, &data, &created); err != nil {
+		return nil, err
+	}
+	e.Data, e.CreatedAt = []byte(data), fromMicros(created)
+	return &e, nil
 }
 
 func (q *querier) RefusalInsert(ctx context.Context, userID, faucetID int64, at time.Time) error {
