@@ -20,6 +20,9 @@ import (
 type dbFlags struct {
 	dataDir     string
 	databaseURL string
+	// timeouts bound PostgreSQL's waits; serve sets them from its flags,
+	// other commands keep postgres.DefaultTimeouts.
+	timeouts *postgres.Timeouts
 }
 
 func (d *dbFlags) register(fs *flag.FlagSet) {
@@ -58,11 +61,16 @@ func openStore(ctx context.Context, d dbFlags) (store.Store, error) {
 		if !strings.HasPrefix(d.databaseURL, "postgres://") && !strings.HasPrefix(d.databaseURL, "postgresql://") {
 			return nil, usagef("--database-url must be a postgres:// URL (leave it empty for SQLite)")
 		}
+		if d.timeouts != nil {
+			return postgres.OpenTimeouts(ctx, d.databaseURL, *d.timeouts)
+		}
 		return postgres.Open(ctx, d.databaseURL)
 	}
-	if err := os.MkdirAll(d.dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if d.dataDir == "" {
+		return nil, usagef("--data-dir must not be empty")
 	}
+	// Open creates the data directory if missing and makes it 0700 and
+	// the database files 0600 (sqlite.EnsurePrivate).
 	return sqlite.Open(ctx, filepath.Join(d.dataDir, "drip.db"))
 }
 

@@ -24,6 +24,8 @@ import (
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
+	httpserver "github.com/dripfaucet/drip/internal/server"
+	"github.com/dripfaucet/drip/internal/store/postgres"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,6 +55,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mcpListen := fs.String("mcp-listen", "", "also serve the MCP tool server for AI assistants on this address, at "+mcpserver.Path+" (it is always at "+mcpserver.Path+" on --listen)")
 	mcpOrigins := fs.String("mcp-allowed-origins", "", "browser origins (comma-separated, such as https://app.example.com) the tool server admits besides the service's own")
 	idemRetention := fs.Duration("idempotency-retention", payout.MinIdempotencyRetention, "how long a paid send's idempotency key is kept (D35; at least 168h)")
+	requestTimeout := fs.Duration("request-timeout", httpserver.DefaultRequestTimeout, "every request's deadline: database waits and payouts end before it, and the answer comes by it (D6; at least 3s)")
+	dbConnectTimeout := fs.Duration("db-connect-timeout", 2*time.Second, "how long connecting to PostgreSQL may take")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -85,6 +89,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *batchMax < 0 || *batchWait < 0 || *batchWriters < 0 {
 		return usagef("--batch-max, --batch-wait and --batch-writers must not be negative")
 	}
+	if *requestTimeout < minRequestTimeout || *dbConnectTimeout <= 0 {
+		return usagef("--request-timeout must be at least %s and --db-connect-timeout positive", minRequestTimeout)
+	}
+	// The server's own waits, within each request's deadline (D6): a
+	// statement the request gave up on does not run on, and a transaction
+	// whose COMMIT is stuck in the network ends within the ledger's
+	// settle margin, so it cannot commit after its caller was answered.
+	d.timeouts = &postgres.Timeouts{Connect: *dbConnectTimeout, Statement: *requestTimeout, IdleInTransaction: ledger.SettleMargin / 2}
 	if *idemRetention < payout.MinIdempotencyRetention {
 		return usagef("--idempotency-retention must be at least %s", payout.MinIdempotencyRetention)
 	}
@@ -107,6 +119,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	opts.Prices = prices
 	if *redisURL != "" {
+		ratelimit.RouteRedisLogs(log) // process-wide: go-redis has one logger
 		limiter, err := ratelimit.NewRedisPrefixed(*redisURL, *redisPrefix, rate, log)
 		if err != nil {
 			return fmt.Errorf("--redis-url: %w", err)
@@ -131,7 +144,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if feed != nil {
 		running.Go(func() { feed.Run(workers) })
 	}
-	hopts := app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop, MCPAllowedOrigins: origins}
+	hopts := app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop, MCPAllowedOrigins: origins, RequestTimeout: *requestTimeout}
 	handler := svc.Handler(hopts)
 
 	ln, err := net.Listen("tcp", *listen)
@@ -163,7 +176,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      60 * time.Second,
+			WriteTimeout:      httpserver.WriteTimeout(*requestTimeout), // after every request's deadline
 			IdleTimeout:       120 * time.Second,
 			MaxHeaderBytes:    64 << 10,
 		}
@@ -220,6 +233,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("drip stopped")
 	return nil
 }
+
+// minRequestTimeout leaves a payout time to commit after the ledger's
+// settle margin is kept (ledger.SettleMargin).
+const minRequestTimeout = ledger.SettleMargin + time.Second
 
 // parseOrigins reads --mcp-allowed-origins: comma-separated http(s)
 // origins, scheme and host only.

@@ -97,19 +97,20 @@ type errorReply struct {
 func (h *Handler) reply(w http.ResponseWriter, r *http.Request, result any, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	httpStatus := http.StatusOK
 	if err != nil {
-		status, ok := drip.ErrorCode(err).V1Status()
+		code := drip.ErrorCode(err)
+		if code.Fault() {
+			h.log.ErrorContext(r.Context(), "v1 request failed", "path", r.URL.Path, "code", code, "err", err)
+		}
+		status, ok := code.V1Status()
 		if !ok {
-			// Not the client's doing (a database failure, a bug): the one
-			// case that is not HTTP 200, logged once here with its cause.
-			h.log.ErrorContext(r.Context(), "v1 request failed", "path", r.URL.Path, "err", err)
-			status, httpStatus = http.StatusInternalServerError, http.StatusInternalServerError
+			// Not the client's doing and not in v1's table (a bug): v1 has
+			// no status for it, so it gets v1's "retry later" (D58).
+			status = 459
 		}
 		result = errorReply{Status: status, Message: drip.ErrorMessage(err)}
 	}
-	w.WriteHeader(httpStatus)
-	_ = json.NewEncoder(w).Encode(result)
+	_ = json.NewEncoder(w).Encode(result) // HTTP 200, always (spec 2.1, D20)
 }
 
 // coins writes an amount of smallest units as an exact JSON number of whole coins (D1).

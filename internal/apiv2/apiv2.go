@@ -202,6 +202,8 @@ var httpStatus = map[drip.Code]int{
 	drip.CodeClaimerRateLimit:  http.StatusTooManyRequests,
 	drip.CodeDailyCap:          http.StatusTooManyRequests,
 	drip.CodePriceUnavailable:  http.StatusServiceUnavailable,
+	drip.CodeUnavailable:       http.StatusServiceUnavailable,
+	drip.CodeOutcomeUnknown:    http.StatusServiceUnavailable,
 }
 
 // Status is the HTTP status v2 answers an error code with (D34).
@@ -216,8 +218,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code := drip.ErrorCode(err)
 	status := Status(code)
 	if status == http.StatusInternalServerError {
-		h.Log.ErrorContext(r.Context(), "v2 request failed", "path", r.URL.Path, "err", err)
 		code = drip.CodeInternal
+	}
+	if code.Fault() {
+		h.Log.ErrorContext(r.Context(), "v2 request failed", "path", r.URL.Path, "code", code, "err", err)
 	}
 	switch status {
 	case http.StatusUnauthorized:

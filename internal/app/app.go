@@ -63,6 +63,7 @@ type App struct {
 	Log     *slog.Logger
 
 	idempotencyRetention time.Duration
+	limiter              ratelimit.Limiter
 }
 
 // New builds the services over st (already migrated).
@@ -88,11 +89,11 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	}
 	a := &App{
 		Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
-		idempotencyRetention: opts.IdempotencyRetention,
-		Faucets:              faucet.NewService(st, opts.Now),
-		Keys:                 key.NewService(st, opts.Now),
-		Coins:                coin.NewCatalog(st, opts.Now),
-		Ledger:               ledger.NewBatched(st, opts.Now, opts.Batch),
+		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter,
+		Faucets: faucet.NewService(st, opts.Now),
+		Keys:    key.NewService(st, opts.Now),
+		Coins:   coin.NewCatalog(st, opts.Now),
+		Ledger:  ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Audit = audit.NewService(st, opts.Now)
@@ -142,6 +143,8 @@ type HandlerOptions struct {
 	// MCPAllowedOrigins are the browser origins the tool server admits
 	// besides the service's own (mcpserver.Deps.AllowedOrigins).
 	MCPAllowedOrigins []string
+	// RequestTimeout is every request's deadline (server.Handlers).
+	RequestTimeout time.Duration
 }
 
 // Handler is the HTTP interface of the application.
@@ -151,13 +154,25 @@ func (a *App) Handler(opts HandlerOptions) http.Handler {
 	v2 := apiv2.New(apiv2.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing, Audit: a.Audit,
 		Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP})
 	dir := web.NewDirectory(a.Listing, a.Log)
-	return server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop}, a.Log)
+	return server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop,
+		RequestTimeout: opts.RequestTimeout, Ready: a.readiness()}, a.Log)
 }
 
 // MCPHandler is the tool server alone, for a listener of its own (drip
 // serve --mcp-listen); Handler serves it too, at mcpserver.Path.
 func (a *App) MCPHandler(opts HandlerOptions) http.Handler {
-	return server.NewMCP(a.tools(opts, server.ClientIP(opts.TrustedProxies)), a.Log)
+	return server.NewMCP(a.tools(opts, server.ClientIP(opts.TrustedProxies)), opts.RequestTimeout, a.readiness(), a.Log)
+}
+
+// readiness is what /readyz checks (D58): the database, and the shared
+// rate limiter's Redis when there is one (optional: without it limits
+// fall back to per node).
+func (a *App) readiness() []server.Check {
+	checks := []server.Check{{Name: "database", Ping: a.Store.Ping}}
+	if p, ok := a.limiter.(interface{ Ping(context.Context) error }); ok {
+		checks = append(checks, server.Check{Name: "redis", Ping: p.Ping, Optional: true})
+	}
+	return checks
 }
 
 // tools is the tool server over the services v2 calls.

@@ -68,6 +68,14 @@ func (c Code) V1Status() (int, bool) {
 	return s, ok
 }
 
+// Fault reports whether the code is the service's failure rather than an
+// answer to the request: an internal error, or the database unavailable or
+// silent on a write's outcome (D58). Interfaces log faults (through
+// errlog, so an outage is a few lines) and tell the caller to retry.
+func (c Code) Fault() bool {
+	return c == CodeInternal || c == CodeUnavailable || c == CodeOutcomeUnknown
+}
+
 // Error is the application error: a stable code and a message that is safe
 // to show to a faucet's visitors (D25). Messages never contain secrets.
 type Error struct {

@@ -119,11 +119,12 @@ func newTool[In, Out any](h *Handler, s spec[In, Out]) tool {
 }
 
 // failure is a tool result an assistant can act on: isError, and the
-// error's message (D25), or "Internal error." for an error without a code,
-// which is logged (a panic's stack with it: never in the result).
+// error's message (D25), or "Internal error." for an error without a code.
+// Faults are logged (a panic's stack with it: never in the result); an
+// outage is a tool error that says to retry (D58).
 func (h *Handler) failure(ctx context.Context, tool string, err error) (*mcp.CallToolResult, string) {
-	if drip.ErrorCode(err) == drip.CodeInternal {
-		h.Log.ErrorContext(ctx, "tool call failed", "tool", tool, "err", err)
+	if code := drip.ErrorCode(err); code.Fault() {
+		h.Log.ErrorContext(ctx, "tool call failed", "tool", tool, "code", code, "err", err)
 	}
 	msg := drip.ErrorMessage(err)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, msg

@@ -19,30 +19,30 @@ const (
 	// database (redis_rate puts its own "rate:" in front of it).
 	redisPrefix = "drip:rate:"
 
-	// redisTimeout bounds one decision. Redis answers a healthy request in
-	// well under a millisecond; a request that waits longer is better served
-	// by the fallback than held up, since a payout waits on it.
+	// redisTimeout bounds one decision, and the ping at start and Ping. Redis
+	// answers a healthy request in well under a millisecond; a request that
+	// waits longer is better served by the fallback than held up, since a
+	// payout waits on it.
 	redisTimeout = time.Second
 
 	// redisRetry is how long requests skip Redis after it failed, so that an
 	// outage costs one request the timeout once a second rather than every
 	// request on every call.
 	redisRetry = time.Second
-
-	// pingTimeout bounds the check at start.
-	pingTimeout = 5 * time.Second
 )
 
 // Redis is a Limiter shared by every drip process that uses the same Redis
 // (D31, D40): GCRA, which keeps one timestamp per key and admits a fresh
 // key's burst at once like Memory's token bucket.
 //
-// When Redis fails mid-run, Redis answers from a Memory limiter of this
-// process instead of failing the request: availability over strict sharing.
-// The limit only weakens to per node while Redis is down (each node gives a
-// key its own bucket); refusing every payout because the rate limiter's
-// store is unreachable would be worse. The outage is logged as a warning at
-// most once a minute.
+// When Redis does not answer, at start or mid-run, Redis answers from a
+// Memory limiter of this process instead of failing the request:
+// availability over strict sharing. The limit only weakens to per node while
+// Redis is down (each node gives a key its own bucket); refusing every
+// payout, or refusing to start, because the rate limiter's store is
+// unreachable would be worse. Once a second one request tries Redis again,
+// and the first answer makes the limits shared again. The outage is logged
+// as a warning at most once a minute, and its end once after that warning.
 type Redis struct {
 	rdb      *redis.Client
 	gcra     *redis_rate.Limiter
@@ -63,9 +63,17 @@ type Redis struct {
 
 var _ Limiter = (*Redis)(nil)
 
-// NewRedis connects to the Redis at url (redis://[user:password@]host:port/db,
-// or rediss:// for TLS) and checks once that it answers. A nil log discards.
-// Keys live under "drip:rate:"; NewRedisPrefixed picks another namespace.
+// NewRedis returns a limiter sharing its buckets through the Redis at url
+// (redis://[user:password@]host:port/db, or rediss:// for TLS). A nil log
+// discards. Keys live under "drip:rate:"; NewRedisPrefixed picks another
+// namespace.
+//
+// It fails for a malformed URL, an invalid cfg, or a Redis that answers but
+// refuses the URL's credentials or database. A Redis that does not answer
+// within a second is no error: the limiter starts with per-node limits,
+// logs a warning, and shares once Redis answers. The URL's timeout and
+// retry settings are overridden, so that no request waits on Redis for
+// more than a second.
 func NewRedis(url string, cfg Config, log *slog.Logger) (*Redis, error) {
 	return NewRedisPrefixed(url, redisPrefix, cfg, log)
 }
@@ -74,6 +82,11 @@ func NewRedis(url string, cfg Config, log *slog.Logger) (*Redis, error) {
 // deployments (each with its own database, whose key ids overlap) can
 // share one Redis without sharing buckets.
 func NewRedisPrefixed(url, prefix string, cfg Config, log *slog.Logger) (*Redis, error) {
+	return newRedis(url, prefix, cfg, log, redisTimeout)
+}
+
+// newRedis is NewRedisPrefixed with every wait on Redis bounded by timeout.
+func newRedis(url, prefix string, cfg Config, log *slog.Logger, timeout time.Duration) (*Redis, error) {
 	limit, err := gcraLimit(cfg)
 	if err != nil {
 		return nil, err
@@ -82,9 +95,25 @@ func NewRedisPrefixed(url, prefix string, cfg Config, log *slog.Logger) (*Redis,
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: invalid Redis URL: %w", urlError(err))
 	}
-	// Deadlines of the context reach the socket, so redisTimeout holds
-	// whatever the URL sets for retries and read timeouts.
+	// A Redis that stalls or drops packets must cost a request at most
+	// timeout before the fallback answers, whatever the URL's query says
+	// (go-redis's defaults wait 5 s to dial, 5 s to read, 6 s for a pool
+	// slot, and retry 3 times):
+	//   - the request's deadline reaches the socket (ContextTimeoutEnabled);
+	//     read and write timeouts bound the calls made without one;
+	//   - go-redis finishes a dial in the background after the request gave
+	//     up, holding a pool slot, so a dial gets the same bound and one
+	//     attempt: the probe once every redisRetry is the retry;
+	//   - no command is retried: the GCRA script spends a token, so a retry
+	//     after a lost reply could count one request twice, and a failed
+	//     decision has its answer in the fallback.
 	opt.ContextTimeoutEnabled = true
+	opt.DialTimeout = timeout
+	opt.DialerRetries = 1
+	opt.ReadTimeout = timeout
+	opt.WriteTimeout = timeout
+	opt.PoolTimeout = timeout
+	opt.MaxRetries = -1 // go-redis's "none"; 0 means its default of 3
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -92,19 +121,46 @@ func NewRedisPrefixed(url, prefix string, cfg Config, log *slog.Logger) (*Redis,
 		rdb:      redis.NewClient(opt),
 		limit:    limit,
 		prefix:   prefix,
-		timeout:  redisTimeout,
+		timeout:  timeout,
 		fallback: NewMemory(cfg, nil),
 		log:      log,
 		addr:     opt.Addr,
 	}
 	r.gcra = redis_rate.NewLimiter(r.rdb)
-	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	// The limiter would work without the ping at start, but the ping tells
+	// the operator at once when Redis does not answer, spares the first requests a failing
+	// dial each, and catches credentials or a database Redis will never
+	// accept, which no wait cures. It holds serve up by at most timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := r.rdb.Ping(ctx).Err(); err != nil {
-		r.rdb.Close()
-		return nil, fmt.Errorf("ratelimit: Redis at %s (db %d) does not answer: %w", opt.Addr, opt.DB, err)
+		if refused(err) {
+			r.rdb.Close()
+			return nil, fmt.Errorf("ratelimit: Redis at %s (db %d) refuses the connection: %w", opt.Addr, opt.DB, err)
+		}
+		r.failed(err)
 	}
 	return r, nil
+}
+
+// refused says whether Redis answered with a refusal that only a change of
+// the URL cures: wrong credentials, no permission, no such database. Other
+// answers (loading, too many clients) pass, as the network errors do.
+func refused(err error) bool {
+	return redis.IsAuthError(err) || redis.IsPermissionError(err) ||
+		redis.HasErrorPrefix(err, "AUTH") || redis.HasErrorPrefix(err, "DB index")
+}
+
+// Ping checks that Redis answers now, for a readiness check: it fails when
+// ctx ends or after the limiter's timeout (a second) without an answer. It
+// leaves the limiter's fallback state and the log alone.
+func (r *Redis) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	if err := r.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ratelimit: Redis at %s does not answer: %w", r.addr, err)
+	}
+	return nil
 }
 
 // Close closes the connections to Redis.
@@ -155,7 +211,7 @@ func (r *Redis) failed(err error) {
 		return
 	}
 	r.lastWarn, r.warned = now, true
-	r.log.Warn("rate limits are per node: Redis does not answer", "addr", r.addr, "err", err)
+	r.log.Warn("Redis does not answer; rate limits are per node until it does", "addr", r.addr, "err", err)
 }
 
 func (r *Redis) recovered() {
@@ -164,7 +220,7 @@ func (r *Redis) recovered() {
 	defer r.mu.Unlock()
 	if r.warned {
 		r.warned = false
-		r.log.Info("rate limits are shared again: Redis answers", "addr", r.addr)
+		r.log.Info("Redis answers again; rate limits are shared", "addr", r.addr)
 	}
 }
 

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -30,6 +31,26 @@ type Handlers struct {
 	// the same listener and middleware, the ceiling drip bench measures
 	// scenarios against. Off in production.
 	BenchNoop bool
+	// RequestTimeout is every request's deadline (D6): the store's waits
+	// and a payout's transaction end before it, so each request is
+	// answered by then. It must be shorter than the server's write
+	// timeout (WriteTimeout). Zero: DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// Ready are the checks of GET /readyz (D58), by name.
+	Ready []Check
+}
+
+// DefaultRequestTimeout leaves a faucet's PHP script, whose HTTP calls
+// commonly time out after 10 to 30 seconds, an answer well within them.
+const DefaultRequestTimeout = 5 * time.Second
+
+// WriteTimeout is the write timeout a server of these handlers needs: the
+// request's deadline, and time to write the answer after it.
+func WriteTimeout(requestTimeout time.Duration) time.Duration {
+	if requestTimeout <= 0 {
+		requestTimeout = DefaultRequestTimeout
+	}
+	return requestTimeout + 10*time.Second
 }
 
 // NoopPath is the no-op endpoint of Handlers.BenchNoop.
@@ -41,6 +62,7 @@ var noopReply = []byte(`{"status":200,"message":"OK","rate_limit_remaining":119,
 func New(h Handlers, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
+	mux.Handle("GET /readyz", readyz(h.Ready, log))
 	if h.MCP != nil {
 		mux.Handle(mcpserver.Path, h.MCP)
 	}
@@ -75,17 +97,30 @@ func New(h Handlers, log *slog.Logger) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
-	return recoverPanics(logRequests(root, log), log)
+	return recoverPanics(logRequests(withDeadline(root, h.RequestTimeout), log), log)
 }
 
 // NewMCP returns the root handler of a listener of the tool server's own
-// (drip serve --mcp-listen): mcpserver.Path and /healthz, with the
-// middleware every route has.
-func NewMCP(mcp http.Handler, log *slog.Logger) http.Handler {
+// (drip serve --mcp-listen): mcpserver.Path, /healthz and /readyz, with
+// the middleware every route has.
+func NewMCP(mcp http.Handler, requestTimeout time.Duration, ready []Check, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
+	mux.Handle("GET /readyz", readyz(ready, log))
 	mux.Handle(mcpserver.Path, mcp)
-	return recoverPanics(logRequests(mux, log), log)
+	return recoverPanics(logRequests(withDeadline(mux, requestTimeout), log), log)
+}
+
+// withDeadline gives every request its deadline (D6).
+func withDeadline(next http.Handler, timeout time.Duration) http.Handler {
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 func healthz(w http.ResponseWriter, r *http.Request) {
