@@ -130,19 +130,17 @@ func (p *Proxy) pump(pr *pair, src, dst net.Conn, fromServer bool) {
 // each. It returns nil when src reaches EOF.
 func (p *Proxy) forward(pr *pair, src, dst net.Conn, fromServer bool) error {
 	buf := make([]byte, chunkSize)
-	var tail []byte    // end of the previous server chunk, for patterns that straddle reads
+	var tail []byte    // end of the previous chunk, for patterns that straddle reads
 	var next time.Time // when a throttled direction may send again
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			chunk := buf[:n]
-			if fromServer {
-				tripped, keep := p.trip(tail, chunk)
-				if tripped {
-					return errTornDown
-				}
-				tail = keepTail(tail, chunk, keep)
+			drop, keep := p.trip(tail, chunk, fromServer)
+			if drop {
+				return errTornDown
 			}
+			tail = keepTail(tail, chunk, keep)
 			if !pr.sleep(p.latency()) {
 				return errTornDown
 			}

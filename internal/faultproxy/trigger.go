@@ -5,10 +5,12 @@ import (
 	"slices"
 )
 
-// trigger is a one-shot ResetWhenServerSends.
+// trigger is a one-shot ResetWhenServerSends or StallWhenClientSends.
 type trigger struct {
-	pattern []byte
-	fired   chan struct{}
+	pattern    []byte
+	fromServer bool // which direction it watches
+	stall      bool // stall the proxy (and forward the chunk into the stall), else reset all
+	fired      chan struct{}
 }
 
 // ResetWhenServerSends arms a one-shot trigger: the first time a chunk from the
@@ -18,39 +20,62 @@ type trigger struct {
 // Triggers armed together fire independently; an empty pattern fires on the
 // next chunk the server sends.
 func (p *Proxy) ResetWhenServerSends(pattern []byte) <-chan struct{} {
-	t := &trigger{pattern: bytes.Clone(pattern), fired: make(chan struct{})}
+	return p.arm(&trigger{pattern: bytes.Clone(pattern), fromServer: true, fired: make(chan struct{})})
+}
+
+// StallWhenClientSends arms a one-shot trigger: the first time a chunk from
+// a client completes pattern, the proxy stalls (Stall(true)) before that
+// chunk is written, so the chunk is held with everything else until the
+// stall is lifted. With pattern "commit\x00", the bytes of pgx's COMMIT
+// query, a transaction's COMMIT is stuck in the network: the "blackhole at
+// the worst moment" fault. The returned channel is closed once stalled.
+func (p *Proxy) StallWhenClientSends(pattern []byte) <-chan struct{} {
+	return p.arm(&trigger{pattern: bytes.Clone(pattern), stall: true, fired: make(chan struct{})})
+}
+
+func (p *Proxy) arm(t *trigger) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.triggers = append(p.triggers, t)
 	return t.fired
 }
 
-// trip fires the triggers whose pattern chunk completes, given tail, the end of
-// what the same connection's server sent before, and reports whether any
-// fired. keep is how much of the stream the next call needs as its tail.
-func (p *Proxy) trip(tail, chunk []byte) (tripped bool, keep int) {
+// trip fires the triggers of the direction whose pattern chunk completes,
+// given tail, the end of what the same direction of the connection sent
+// before, and reports whether the chunk must be dropped (a reset fired).
+// keep is how much of the stream the next call needs as its tail.
+func (p *Proxy) trip(tail, chunk []byte, fromServer bool) (drop bool, keep int) {
 	var fired []*trigger
 	p.mu.Lock()
 	p.triggers = slices.DeleteFunc(p.triggers, func(t *trigger) bool {
-		if occurs(t.pattern, tail, chunk) {
+		if t.fromServer == fromServer && occurs(t.pattern, tail, chunk) {
 			fired = append(fired, t)
 			return true
 		}
 		return false
 	})
 	for _, t := range p.triggers {
-		keep = max(keep, len(t.pattern)-1)
+		if t.fromServer == fromServer {
+			keep = max(keep, len(t.pattern)-1)
+		}
 	}
 	p.mu.Unlock()
 
 	if len(fired) == 0 {
 		return false, keep
 	}
-	p.ResetAll()
+	for _, t := range fired {
+		if t.stall {
+			p.Stall(true)
+		} else if !drop {
+			p.ResetAll()
+			drop = true
+		}
+	}
 	for _, t := range fired {
 		close(t.fired)
 	}
-	return true, keep
+	return drop, keep
 }
 
 // occurs reports whether pattern lies within chunk or straddles tail and chunk.

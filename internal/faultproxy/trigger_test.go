@@ -114,3 +114,21 @@ func TestKeepTail(t *testing.T) {
 		})
 	}
 }
+
+func TestStallWhenClientSendsHoldsTheChunkUntilLifted(t *testing.T) {
+	t.Parallel()
+	p := startProxy(t, startServer(t, echo))
+	c := dial(t, p)
+	roundTrip(t, c, []byte("begin")) // flows before the trigger fires
+
+	fired := p.StallWhenClientSends([]byte("commit\x00"))
+	write(t, c, "commit\x00")
+	select {
+	case <-fired:
+	case <-time.After(patience):
+		t.Fatal("the trigger never fired")
+	}
+	wantSilence(t, c, 200*time.Millisecond) // the commit is held, so is its echo
+	p.Stall(false)
+	wantRead(t, c, "commit\x00") // delivered late, in order, connection intact
+}

@@ -152,11 +152,14 @@ func outage(err error) bool {
 	return strings.HasPrefix(pe.Code, "08") // connection_exception
 }
 
-// RolledBack: the server answered the COMMIT with an error or a ROLLBACK,
-// or the COMMIT was never sent (pgconn.SafeToRetry).
+// RolledBack: the server answered the COMMIT with an error or a ROLLBACK.
+// Nothing else proves the COMMIT did not take effect, not even
+// pgconn.SafeToRetry: pgx v5.12 reports a connection reset while it reads
+// a COMMIT's answer as "conn closed", safe to retry, although the server
+// may have committed (TestLostCommitAnswerPaysOnce in the ledger catches it).
 func (d *driver) RolledBack(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) || errors.Is(err, pgx.ErrTxCommitRollback) || pgconn.SafeToRetry(err)
+	return errors.As(err, &pe) || errors.Is(err, pgx.ErrTxCommitRollback)
 }
 
 func (d *driver) Retryable(err error) bool {
