@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dripfaucet/drip/internal/app"
+	"github.com/dripfaucet/drip/internal/errlog"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/postgres"
 	"github.com/dripfaucet/drip/internal/store/sqlite"
@@ -88,12 +90,17 @@ func openApp(ctx context.Context, d dbFlags, opts app.Options) (*app.App, error)
 	return a, nil
 }
 
+// errorLogInterval is how often an error of one cause is written at most.
+const errorLogInterval = 10 * time.Second
+
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("--log-level: %v", err)
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	// An outage fails every request alike: errlog writes one line per
+	// cause per interval, with a count, instead of one per request (D58).
+	return slog.New(errlog.Summarize(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}), errorLogInterval)), nil
 }
 
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

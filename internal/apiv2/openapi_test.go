@@ -454,6 +454,7 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 		drip.CodeSendLimit, drip.CodeClaimerRateLimit, drip.CodeInsufficientFunds, drip.CodeDailyCap,
 		drip.CodeIdempotencyReuse, drip.CodePriceUnavailable, drip.CodeInsufficientScope, drip.CodeMalformed,
 		drip.CodeMethodNotAllowed, drip.CodeNotFound, drip.CodeConflict, drip.CodeInternal,
+		drip.CodeUnavailable, drip.CodeOutcomeUnknown,
 	}
 	var want, got []string
 	for _, c := range codes {
