@@ -25,6 +25,9 @@ type dbFlags struct {
 	// timeouts bound PostgreSQL's waits; serve sets them from its flags,
 	// other commands keep postgres.DefaultTimeouts.
 	timeouts *postgres.Timeouts
+	// log receives warnings about the database (a data directory others
+	// can read); nil writes them to stderr.
+	log *slog.Logger
 }
 
 func (d *dbFlags) register(fs *flag.FlagSet) {
@@ -71,9 +74,21 @@ func openStore(ctx context.Context, d dbFlags) (store.Store, error) {
 	if d.dataDir == "" {
 		return nil, usagef("--data-dir must not be empty")
 	}
-	// Open creates the data directory if missing and makes it 0700 and
-	// the database files 0600 (sqlite.EnsurePrivate).
-	return sqlite.Open(ctx, filepath.Join(d.dataDir, "drip.db"))
+	// sqlite.Open makes the data directory 0700 and the database files
+	// 0600 too; here, what it cannot fix is said.
+	path := filepath.Join(d.dataDir, "drip.db")
+	warnings, err := sqlite.EnsurePrivate(path)
+	if err != nil {
+		return nil, err
+	}
+	log := d.log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	for _, w := range warnings {
+		log.Warn(w, "data_dir", d.dataDir)
+	}
+	return sqlite.Open(ctx, path)
 }
 
 // openApp opens the database the flags name and builds the services over it.

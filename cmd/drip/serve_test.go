@@ -28,7 +28,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--price-feed-url", "http://127.0.0.1:1/p", "--price-max-age", "0s"}, "--price-max-age"},
 		{[]string{"--idempotency-retention", "24h"}, "--idempotency-retention"},
 		{[]string{"--smtp-url", "ftp://mail.example.com"}, "--smtp-url"},
-		{[]string{"--redis-url", "redis://127.0.0.1:1/0"}, "--redis-url"},
+		{[]string{"--redis-url", "http://127.0.0.1:1/0"}, "--redis-url"}, // an unreachable Redis is no refusal: serve falls back
+		{[]string{"--request-timeout", "1s"}, "--request-timeout"},
 		{[]string{"--mcp-allowed-origins", "not an origin"}, "--mcp-allowed-origins"},
 	} {
 		cmd := exec.Command(dripBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, tt.args...)...)

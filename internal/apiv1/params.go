@@ -1,6 +1,7 @@
 package apiv1
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -51,32 +52,54 @@ func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 		}
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Malformed request body; api_key could not be read.")
 	}
+	// Duplicate parameters, issue 9 item 5: a parameter given more than
+	// once is read from its first occurrence, in every body format (form,
+	// multipart and JSON alike), and the later ones are dropped here, so no
+	// handler can read them. v1 cannot refuse such a request with a 400, its
+	// statuses being fixed by spec 7.1, and first-wins is what form parsing
+	// (url.Values.Get) already did; readJSON keeps the first of a repeated
+	// JSON member the same way.
 	for k, vs := range values {
-		for i, v := range vs {
-			vs[i] = strings.ReplaceAll(strings.ToValidUTF8(v, "\uFFFD"), "\x00", "\uFFFD")
-		}
-		values[k] = vs
+		values[k] = []string{strings.ReplaceAll(strings.ToValidUTF8(vs[0], "\uFFFD"), "\x00", "\uFFFD")}
 	}
 	return values, nil
 }
 
-// readJSON reads a JSON object into values. Numbers keep their literal text,
-// so 1e3 stays "1e3" and is refused as an amount like its form twin (D27).
-// Arrays and objects keep their JSON text, which no field accepts.
+// readJSON reads a JSON object into values, keeping of a member written
+// more than once its first occurrence (issue 9 item 5, see readParams),
+// even when that one is null, which means absent; a decode into a map
+// would keep the last. Numbers keep their literal text, so 1e3 stays "1e3"
+// and is refused as an amount like its form twin (D27). Arrays and objects
+// keep their JSON text, which no field accepts.
 func readJSON(body io.Reader) (url.Values, error) {
 	dec := json.NewDecoder(body)
 	dec.UseNumber()
-	var obj map[string]json.RawMessage
-	if err := dec.Decode(&obj); err != nil {
+	if t, err := dec.Token(); err != nil {
 		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("trailing data after the JSON object")
+	} else if t != json.Delim('{') {
+		return nil, errors.New("the body is not a JSON object")
 	}
 	values := url.Values{}
-	for k, raw := range obj {
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, ok := t.(string)
+		if !ok {
+			return nil, errors.New("a member name is not a string")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		var v any
-		d := json.NewDecoder(strings.NewReader(string(raw)))
+		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
 		if err := d.Decode(&v); err != nil {
 			return nil, err
@@ -85,14 +108,20 @@ func readJSON(body io.Reader) (url.Values, error) {
 		case nil:
 			continue
 		case string:
-			values.Set(k, v)
+			values.Set(name, v)
 		case json.Number:
-			values.Set(k, v.String())
+			values.Set(name, v.String())
 		case bool:
-			values.Set(k, map[bool]string{true: "true", false: "false"}[v])
+			values.Set(name, map[bool]string{true: "true", false: "false"}[v])
 		default:
-			values.Set(k, string(raw))
+			values.Set(name, string(raw))
 		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON object")
 	}
 	return values, nil
 }

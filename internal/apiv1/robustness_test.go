@@ -603,9 +603,10 @@ func TestRobustRecipient(t *testing.T) {
 	runRobust(t, cases)
 }
 
-// TestRobustDuplicateFields pins which of repeated fields counts: in a form
-// the first (url.Values.Get), in JSON the last member (encoding/json). Either
-// way one request pays at most once, with one of the amounts it gave.
+// TestRobustDuplicateFields pins which of repeated fields counts: the first,
+// in a form, a multipart and a JSON body alike (issue 9 item 5; see also
+// duplicate_test.go). One request pays at most once, with the first amount
+// it gave.
 func TestRobustDuplicateFields(t *testing.T) {
 	t.Parallel()
 	runRobust(t, []robustCase{
@@ -618,12 +619,12 @@ func TestRobustDuplicateFields(t *testing.T) {
 		{name: "to twice", body: robustSendBody + "&to=bob", want: 200, paysAlice: robustAmount},
 		{name: "currency twice", body: robustSendBody + "&currency=btc", want: 200, paysAlice: robustAmount},
 		{name: "the whole body twice", body: robustSendBody + "&" + robustSendBody, want: 200, paysAlice: robustAmount},
-		{name: "JSON amount twice, last counts", contentType: "application/json",
-			body: `{"api_key":"$KEY","to":"alice","amount":-1,"amount":1000,"currency":"BTC"}`, want: 200, paysAlice: robustAmount},
+		{name: "JSON amount twice, first counts", contentType: "application/json",
+			body: `{"api_key":"$KEY","to":"alice","amount":-1,"amount":1000,"currency":"BTC"}`, want: 405},
 		{name: "JSON bad amount last", contentType: "application/json",
-			body: `{"api_key":"$KEY","to":"alice","amount":1000,"amount":"1e3","currency":"BTC"}`, want: 405},
+			body: `{"api_key":"$KEY","to":"alice","amount":1000,"amount":"1e3","currency":"BTC"}`, want: 200, paysAlice: robustAmount},
 		{name: "JSON key twice, last wrong", contentType: "application/json",
-			body: `{"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","api_key":"wrong"}`, want: 403},
+			body: `{"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","api_key":"wrong"}`, want: 200, paysAlice: robustAmount},
 		{name: "multipart amount twice", contentType: "multipart/form-data; boundary=b",
 			body: "--b\r\nContent-Disposition: form-data; name=\"api_key\"\r\n\r\n$KEY\r\n" +
 				"--b\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\nalice\r\n" +

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -51,8 +52,9 @@ func readInput(w http.ResponseWriter, r *http.Request) (*input, error) {
 }
 
 // decode reads the parameters into dst, a pointer to a struct with json
-// tags: unknown fields, wrong types and trailing data are refused with a
-// message naming the field; an absent body leaves dst as it is.
+// tags: unknown fields, repeated members, wrong types and trailing data are
+// refused with a message naming the field; an absent body leaves dst as it
+// is.
 func (in *input) decode(dst any) error {
 	if in.query != nil {
 		return decodeQuery(in.query, dst)
@@ -65,6 +67,9 @@ func (in *input) decode(dst any) error {
 	}
 	if escapedNUL.Match(in.body) {
 		return errNUL
+	}
+	if err := uniqueMembers(in.body); err != nil {
+		return err
 	}
 	if err := exactFieldNames(in.body, dst); err != nil {
 		return err
@@ -87,6 +92,94 @@ func (in *input) decode(dst any) error {
 var escapedNUL = regexp.MustCompile(`(^|[^\\])(\\\\)*\\u0000`)
 
 var errNUL = drip.Errorf(drip.CodeInvalid, "Strings must not contain NUL characters.")
+
+// maxDepth is the nesting encoding/json decodes; uniqueMembers leaves
+// deeper bodies to the decoder, which refuses them.
+const maxDepth = 10000
+
+// uniqueMembers enforces the rule on duplicate parameters of issue 9 item
+// 5 for a JSON body: an object that names a member twice, at any depth
+// (an object in a list too, such as a ratelimits item), is refused with
+// 400 malformed_request naming the member, rather than read as its last
+// occurrence as encoding/json would. Names are compared as decoded, so
+// "a" and "\u0061" are the same member. It is one pass over the tokens
+// with a stack as deep as the nesting, linear in the body, which
+// readInput caps at maxBody. A body that is not well-formed JSON is left
+// to the strict decode, which says what is wrong with it.
+func uniqueMembers(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // no number is refused for its size here
+	var stack []jsonLevel
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		top := len(stack) - 1
+		switch {
+		case top >= 0 && stack[top].wantName:
+			name, ok := t.(string)
+			if !ok { // the object's closing brace
+				stack = stack[:top]
+				break
+			}
+			if stack[top].names[name] {
+				return drip.Errorf(drip.CodeMalformed, "Member %q appears more than once in %s: send each member once.", name, memberPath(stack))
+			}
+			stack[top].names[name], stack[top].name, stack[top].wantName = true, name, false
+			continue
+		case t == json.Delim('{'), t == json.Delim('['):
+			if len(stack) == maxDepth {
+				return nil
+			}
+			l := jsonLevel{}
+			if t == json.Delim('{') {
+				l.names, l.wantName = map[string]bool{}, true
+			}
+			stack = append(stack, l)
+			continue
+		case t == json.Delim(']'):
+			stack = stack[:top]
+		}
+		// A value has ended: a scalar, or a list or object just closed.
+		if len(stack) == 0 {
+			return nil
+		}
+		if l := &stack[len(stack)-1]; l.names != nil {
+			l.wantName = true
+		} else {
+			l.index++
+		}
+	}
+}
+
+// jsonLevel is an object or a list uniqueMembers is inside.
+type jsonLevel struct {
+	names    map[string]bool // an object's member names so far; nil for a list
+	wantName bool            // an object's next token is a member name or its end
+	name     string          // an object's member being read
+	index    int             // a list's element being read
+}
+
+// memberPath names the innermost object of stack as a client wrote it:
+// "the request body", or "ratelimits[0]".
+func memberPath(stack []jsonLevel) string {
+	if len(stack) == 1 {
+		return "the request body"
+	}
+	var b strings.Builder
+	for _, l := range stack[:len(stack)-1] {
+		if l.names == nil {
+			fmt.Fprintf(&b, "[%d]", l.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(l.name)
+	}
+	return b.String()
+}
 
 // exactFieldNames refuses members whose names match a field only when case
 // is ignored, as encoding/json would: {"Currency": ...} is an unknown
@@ -155,7 +248,10 @@ type fieldError struct{ field, msg string }
 func (e *fieldError) Error() string { return e.field + ": " + e.msg }
 
 // decodeQuery reads GET parameters into the string, integer and optional
-// integer fields of dst; read paths take no others.
+// integer fields of dst; read paths take no others. A parameter given more
+// than once is refused with 400 malformed_request, as a repeated member of
+// a JSON body is (issue 9 item 5, see uniqueMembers), unless its field is
+// a list; no read path takes a list in its query today.
 func decodeQuery(q url.Values, dst any) error {
 	v := reflect.ValueOf(dst).Elem()
 	fields := map[string]reflect.Value{}
@@ -168,7 +264,10 @@ func decodeQuery(q url.Values, dst any) error {
 		if !ok {
 			return drip.Errorf(drip.CodeInvalid, "Unknown parameter %q.", name)
 		}
-		s := values[len(values)-1]
+		if len(values) > 1 && f.Kind() != reflect.Slice {
+			return drip.Errorf(drip.CodeMalformed, "Parameter %q appears %d times in the query: give it once.", name, len(values))
+		}
+		s := values[0]
 		if !utf8.ValidString(s) {
 			return drip.Errorf(drip.CodeInvalid, "Invalid %s: not valid UTF-8.", name)
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,41 @@ func (e *outageEnv) readyz(t *testing.T) (int, map[string]string) {
 	return resp.StatusCode, body.Checks
 }
 
+// toolCall calls a tool of the tool server with the v2 key and returns the
+// HTTP status, Retry-After, and the JSON-RPC error's drip code if any.
+func (e *outageEnv) toolCall(t *testing.T, tool string) (int, string, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
+	req, err := http.NewRequest(http.MethodPost, e.Server.URL+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.v2)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var rpc struct {
+		Error *struct {
+			Data *struct {
+				Code string `json:"code"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &rpc); err != nil {
+		t.Fatalf("tool call: not JSON-RPC: %v\n%s", err, raw)
+	}
+	code := ""
+	if rpc.Error != nil && rpc.Error.Data != nil {
+		code = rpc.Error.Data.Code
+	}
+	return resp.StatusCode, resp.Header.Get("Retry-After"), code
+}
+
 // timed runs fn and fails the test if it took past the request's deadline
 // and a margin: an outage is answered, never waited out.
 func timed(t *testing.T, what string, fn func()) {
@@ -138,6 +174,12 @@ func TestOutageAnswers(t *testing.T) {
 					}
 				})
 			}
+			timed(t, "tool call", func() {
+				status, retryAfter, code := e.toolCall(t, "get_balances")
+				if status != http.StatusServiceUnavailable || code != string(drip.CodeUnavailable) || retryAfter == "" {
+					t.Errorf("tool call: HTTP %d, data.code %q, Retry-After %q; want 503 unavailable with Retry-After", status, code, retryAfter)
+				}
+			})
 			timed(t, "/readyz", func() {
 				if status, checks := e.readyz(t); status != http.StatusServiceUnavailable || checks["database"] != "down" {
 					t.Errorf("/readyz during the outage: %d %v, want 503 and the database down", status, checks)

@@ -16,9 +16,11 @@
 // scope is served every tool; a key with only read is served a server
 // without the manage tools, so it neither sees nor can call them.
 //
-// What the SDK refuses with a plain-text 400 (a body that is no JSON, or no
-// JSON-RPC 2.0 request, an unknown method) is answered with a JSON-RPC
-// error instead, which clients show.
+// Every refusal of the HTTP layer is a JSON-RPC error body, which clients
+// show: drip's own (method, origin, key, batch), and what the SDK refuses
+// in plain text (a body that is no JSON, or no JSON-RPC 2.0 request, an
+// unknown method, a body over 256 KiB, a Content-Type that is not JSON),
+// each keeping its HTTP status.
 package mcpserver
 
 import (
@@ -227,15 +229,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	pw := &plainErrors{ResponseWriter: w}
 	h.mcp.ServeHTTP(pw, r.WithContext(withCaller(r.Context(), c)))
-	if pw.refused {
-		id, code, message := protocolError(body, pw.text.String())
-		writeRPCError(w, http.StatusBadRequest, id, code, message, nil)
+	if pw.status != 0 {
+		if pw.status >= http.StatusInternalServerError {
+			h.Log.ErrorContext(r.Context(), "tool server request failed", "status", pw.status, "err", strings.TrimSpace(pw.text.String()))
+		}
+		id, code, message := protocolError(pw.status, body, pw.text.String())
+		writeRPCError(w, pw.status, id, code, message, nil)
 	}
 }
 
 // peekBody reads r's body, up to maxBody bytes and one more, and puts it
-// back for the SDK, which still sees the rest of a longer one (and answers
-// 413).
+// back for the SDK, which still sees the rest of a longer one (and refuses
+// it with 413, which ServeHTTP answers as JSON-RPC).
 func peekBody(r *http.Request) []byte {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody+1)) // what a failed read missed, the SDK's read misses too
 	r.Body = struct {
@@ -245,45 +250,64 @@ func peekBody(r *http.Request) []byte {
 	return body
 }
 
-// plainErrors holds back a 400 the SDK answers in plain text (its
-// http.Error), for ServeHTTP to answer as JSON-RPC; every other answer,
-// the SDK's JSON-RPC errors included, passes through.
+// plainErrors holds back a refusal the SDK answers in plain text (its
+// http.Error: any status from 400 up without a JSON Content-Type), for
+// ServeHTTP to answer as JSON-RPC with the same status; every other
+// answer, the SDK's JSON-RPC errors included, passes through.
 type plainErrors struct {
 	http.ResponseWriter
-	refused bool
-	text    bytes.Buffer // what the SDK said
+	status int          // the refusal's HTTP status; 0 when none
+	text   bytes.Buffer // what the SDK said
 }
 
 func (p *plainErrors) WriteHeader(status int) {
-	if status == http.StatusBadRequest && !strings.HasPrefix(p.Header().Get("Content-Type"), "application/json") {
-		p.refused = true
+	if status >= http.StatusBadRequest && !strings.HasPrefix(p.Header().Get("Content-Type"), "application/json") {
+		p.status = status
 		return
 	}
 	p.ResponseWriter.WriteHeader(status)
 }
 
 func (p *plainErrors) Write(b []byte) (int, error) {
-	if p.refused {
+	if p.status != 0 {
 		return p.text.Write(b)
 	}
 	return p.ResponseWriter.Write(b)
 }
 
 func (p *plainErrors) Flush() {
-	if f, ok := p.ResponseWriter.(http.Flusher); ok && !p.refused {
+	if f, ok := p.ResponseWriter.(http.Flusher); ok && p.status == 0 {
 		f.Flush()
 	}
 }
 
 func (p *plainErrors) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
-// protocolError is the JSON-RPC error answering a body the SDK refused in
-// plain text (refusal): a parse error for a body that is no JSON, an
-// invalid request for JSON that is no JSON-RPC 2.0 request (both to id
-// null: the request's id cannot be told), and for a request the SDK found
-// wanting, method not found (as the SDK answers it under 2026-07-28) or
-// invalid request, saying what the SDK said, to the request's id.
-func protocolError(body []byte, refusal string) (id json.RawMessage, code int, message string) {
+// protocolError is the JSON-RPC error answering a request the SDK refused
+// in plain text (refusal) with status. A body over maxBody (413) is an
+// invalid request to id null, as the id of a body not read whole cannot be
+// told; an error of the SDK's own (5xx) is an internal error, its text
+// logged, not shown; any other refusal but a 400 (415 for a Content-Type
+// that is not JSON) is an invalid request saying what the SDK said. Of a
+// 400: a parse error for a body that is no JSON, an invalid request for
+// JSON that is no JSON-RPC 2.0 request (both to id null), and for a
+// request the SDK found wanting, method not found (as the SDK answers it
+// under 2026-07-28) or invalid request, saying what the SDK said, to the
+// request's id.
+func protocolError(status int, body []byte, refusal string) (id json.RawMessage, code int, message string) {
+	detail := strings.TrimSpace(refusal)
+	for _, prefix := range []string{"Bad Request: ", "invalid request: "} {
+		detail = strings.TrimPrefix(detail, prefix)
+	}
+	invalid := "Invalid request: " + strings.TrimSuffix(detail, ".") + "."
+	switch {
+	case status == http.StatusRequestEntityTooLarge:
+		return nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Request body too large: the limit is %d KiB.", maxBody>>10)
+	case status >= http.StatusInternalServerError:
+		return requestID(body), jsonrpc.CodeInternalError, "Internal error."
+	case status != http.StatusBadRequest:
+		return requestID(body), jsonrpc.CodeInvalidRequest, invalid
+	}
 	var msg struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -296,14 +320,10 @@ func protocolError(body []byte, refusal string) (id json.RawMessage, code int, m
 		return nil, jsonrpc.CodeInvalidRequest,
 			`Invalid request: the body must be one JSON-RPC 2.0 request object, with "jsonrpc": "2.0" and a string or number id.`
 	}
-	detail := strings.TrimSpace(refusal)
 	if strings.Contains(detail, "not handled") { // the SDK's jsonrpc2.ErrNotHandled: no such method
 		return rpcID(msg.ID), jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %q.", msg.Method)
 	}
-	for _, prefix := range []string{"Bad Request: ", "invalid request: "} {
-		detail = strings.TrimPrefix(detail, prefix)
-	}
-	return rpcID(msg.ID), jsonrpc.CodeInvalidRequest, "Invalid request: " + strings.TrimSuffix(detail, ".") + "."
+	return rpcID(msg.ID), jsonrpc.CodeInvalidRequest, invalid
 }
 
 // authorize authorizes the request's key for the tool server: scope read or
@@ -344,6 +364,8 @@ var httpStatus = map[drip.Code]int{
 	drip.CodeInsufficientScope: http.StatusForbidden,
 	drip.CodeRateLimited:       http.StatusTooManyRequests,
 	drip.CodeMethodNotAllowed:  http.StatusMethodNotAllowed,
+	drip.CodeUnavailable:       http.StatusServiceUnavailable, // D58: retry after Retry-After
+	drip.CodeOutcomeUnknown:    http.StatusServiceUnavailable,
 }
 
 // rpcError is the body of a request refused before any tool ran: a
@@ -384,8 +406,10 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, body []byte, er
 	code := drip.ErrorCode(err)
 	status, ok := httpStatus[code]
 	if !ok {
-		h.Log.ErrorContext(r.Context(), "tool server request failed", "err", err)
 		status, code = http.StatusInternalServerError, drip.CodeInternal
+	}
+	if code.Fault() {
+		h.Log.ErrorContext(r.Context(), "tool server request failed", "code", code, "err", err)
 	}
 	switch code {
 	case drip.CodeUnauthenticated: // RFC 6750 section 3
@@ -396,7 +420,7 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, body []byte, er
 		w.Header().Set("WWW-Authenticate", challenge)
 	case drip.CodeInsufficientScope:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="drip", error="insufficient_scope", scope="read manage"`)
-	case drip.CodeRateLimited:
+	case drip.CodeRateLimited, drip.CodeUnavailable, drip.CodeOutcomeUnknown:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
 	}
 	writeRPCError(w, status, requestID(body), serverError, drip.ErrorMessage(err), &errorData{Code: code})

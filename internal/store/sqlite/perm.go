@@ -20,21 +20,22 @@ const (
 // keeps beside it in WAL mode.
 var dbSuffixes = []string{"", "-wal", "-shm"}
 
-// EnsurePrivate makes the database at path private to drip's user, whatever
-// the umask or an older version (which left 0755 and 0644) made of it: it
-// creates the directory if missing and gives it mode 0700, creates the
-// database file if missing, and gives the file, its -wal and its -shm mode
-// 0600. SQLite creates the -wal and -shm files later with the mode of the
-// database file, so they are 0600 from the start.
+// EnsurePrivate makes the database at path private to drip's user,
+// whatever the umask or an older version (files 0644, a directory 0755)
+// made of it: it creates the directory if missing and gives it mode 0700,
+// creates the database file if missing, and gives the file, its -wal and
+// its -shm mode 0600. SQLite creates the -wal and -shm files later with
+// the mode of the database file, so they are 0600 from the start.
 //
 // The directory is changed only when it is drip's: one drip created, or
 // one that holds nothing but the database's files. A directory shared with
 // other files (a data dir of ".", say) is the operator's to set.
 //
-// Open calls it first. What it cannot fix, a directory or file readable or
-// writable by others that drip may not or will not change, is no error, as
-// drip still works; it is returned as warnings for a caller with a logger
-// to log.
+// Open calls it first, so every way of opening the file gets these modes.
+// What it cannot fix, a directory or file readable or writable by others
+// that drip may not or will not change, is no error, as drip still works:
+// it is returned as warnings, for a caller with a logger to log (Open has
+// none, and drops them).
 func EnsurePrivate(path string) (warnings []string, err error) {
 	dir := filepath.Dir(path)
 	created := false
