@@ -179,8 +179,8 @@ func (b *batcher) fill(q chan *request, batch []*request) []*request {
 // of its outcome event, which the database holds unique in the payment's
 // transaction, so applying it again fails instead of paying. When a commit
 // was sent but its answer lost (store.ErrCommitUnknown), the batch is
-// settled by asking the database until it answers (settle), and retried
-// only once it is known not to have committed. What cannot be settled by
+// settled by asking the database until it answers (settle), and retried,
+// payment by payment, only once it is known not to have committed. What cannot be settled by
 // the payments' deadline is answered ErrOutcomeUnknown, never retried.
 func (b *batcher) commit(batch []*request) {
 	batch = b.dropLate(batch)
@@ -227,7 +227,12 @@ func (b *batcher) commit(batch []*request) {
 		case committed:
 			err = nil
 		default:
-			err = fmt.Errorf("ledger: batch not committed: %w", err)
+			// Known not to have committed, and the database answers again:
+			// each payment is tried again, alone, while its deadline allows.
+			for _, r := range batch {
+				b.commit([]*request{r})
+			}
+			return
 		}
 	}
 	if err == nil {
