@@ -213,3 +213,61 @@ func TestOutageAnswers(t *testing.T) {
 		})
 	}
 }
+
+// D6, D58: a payout's COMMIT is answered while every connection is reset
+// and new ones refused, and the database stays out of reach past the
+// request's deadline. The payout committed, and nobody could ask: v1
+// answers 459 saying the outcome is not known, v2 answers 503
+// outcome_unknown (never "unavailable", which would say nothing was done:
+// found by TestFaults, where v2 answered it for committed payouts). Once
+// the database is back, the v2 retry with the same key replays the payout
+// and pays nothing more.
+func TestLostCommitDuringOutage(t *testing.T) {
+	t.Parallel()
+	for _, api := range []string{"v1", "v2"} {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel()
+			e := newOutageEnv(t)
+			before := e.Balance(t, e.f.AccountID, "BTC")
+			fired := e.px.ResetWhenServerSends([]byte("COMMIT\x00"))
+			go func() { // the database goes away the moment it commits
+				<-fired
+				e.px.Refuse(true)
+				e.px.ResetAll()
+			}()
+			send := map[string]any{"idempotency_key": "lost-1", "to": "bob", "amount": 1000, "currency": "BTC"}
+			timed(t, api+" send", func() {
+				if api == "v1" {
+					r := e.Post(t, "/send", url.Values{"api_key": {e.v1}, "to": {"bob"}, "amount": {"1000"}, "currency": {"BTC"}})
+					if r.HTTPStatus != http.StatusOK || r.Status() != 459 || !strings.Contains(r.Raw, "not known") {
+						t.Errorf("v1 send: HTTP %d %s, want 459 saying the outcome is not known", r.HTTPStatus, r.Raw)
+					}
+					return
+				}
+				r := e.V2(t, e.v2, "/send", send)
+				if r.HTTPStatus != http.StatusServiceUnavailable || r.Code() != string(drip.CodeOutcomeUnknown) {
+					t.Errorf("v2 send: HTTP %d %s, want 503 outcome_unknown", r.HTTPStatus, r.Raw)
+				}
+			})
+			select {
+			case <-fired:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no COMMIT was answered: the fault was not injected")
+			}
+			e.px.Refuse(false)
+			if got := e.Balance(t, e.f.AccountID, "BTC"); got != before-1000 {
+				t.Fatalf("faucet balance %d, want %d: the payout committed", got, before-1000)
+			}
+			if api == "v2" {
+				r := e.V2(t, e.v2, "/send", send)
+				if r.HTTPStatus != http.StatusOK || r.Header.Get("Idempotent-Replayed") != "true" {
+					t.Errorf("v2 retry with the same key: HTTP %d %s, want the payout replayed", r.HTTPStatus, r.Raw)
+				}
+				if got := e.Balance(t, e.f.AccountID, "BTC"); got != before-1000 {
+					t.Errorf("faucet balance %d after the retry, want %d: paid once", got, before-1000)
+				}
+			}
+			e.Reconcile(t)
+		})
+	}
+}

@@ -72,11 +72,18 @@ func (s *Service) SendIdempotent(ctx context.Context, c *Caller, idemKey string,
 	}
 	res, err = s.send(ctx, c, req, &drip.Idempotency{Key: idemKey, RequestHash: hash, RateRemaining: c.RateRemaining})
 	var refusal *drip.Error
-	if errors.Is(err, store.ErrConflict) || errors.As(err, &refusal) {
+	if errors.Is(err, store.ErrConflict) || errors.As(err, &refusal) && !refusal.Code.Fault() {
 		// Another node may have bound the key between our look and our
 		// payout: then ours rolled back (a conflict), or was refused for
-		// what that payout took. Either way, answer as that payout.
-		if bound, rerr := s.replay(ctx, c, idemKey, hash); !errors.Is(rerr, store.ErrNotFound) {
+		// what that payout took. Either way, answer as that payout. A
+		// fault (the outcome unknown, the database unavailable) is never
+		// replaced: its answer is the truth the caller must act on (D6).
+		bound, rerr := s.replay(ctx, c, idemKey, hash)
+		switch {
+		case errors.Is(rerr, store.ErrNotFound):
+		case refusal != nil && drip.ErrorCode(rerr).Fault():
+			// The refusal stands; the key's payout, if any, is out of reach.
+		default:
 			return bound, rerr == nil, rerr
 		}
 	}
