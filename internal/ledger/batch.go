@@ -180,8 +180,9 @@ func (b *batcher) fill(q chan *request, batch []*request) []*request {
 // transaction, so applying it again fails instead of paying. When a commit
 // was sent but its answer lost (store.ErrCommitUnknown), the batch is
 // settled by asking the database until it answers (settle), and retried,
-// payment by payment, only once it is known not to have committed. What cannot be settled by
-// the payments' deadline is answered ErrOutcomeUnknown, never retried.
+// payment by payment, only once it is known not to have committed. What
+// cannot be settled by the payments' deadline is answered
+// ErrOutcomeUnknown, never retried.
 func (b *batcher) commit(batch []*request) {
 	batch = b.dropLate(batch)
 	if len(batch) == 0 {

@@ -40,8 +40,9 @@ type Handlers struct {
 	Ready []Check
 }
 
-// DefaultRequestTimeout leaves a faucet's PHP script, whose HTTP calls
-// commonly time out after 10 to 30 seconds, an answer well within them.
+// DefaultRequestTimeout answers a faucet's PHP script within the few
+// seconds it waits on an HTTP call, with time for a payout to commit and,
+// if its commit's answer is lost, to be settled (ledger.SettleMargin).
 const DefaultRequestTimeout = 5 * time.Second
 
 // WriteTimeout is the write timeout a server of these handlers needs: the
