@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -386,7 +387,10 @@ func (r *faultRun) finish() {
 				[]string{"PostgreSQL", "Redis"}[i], st.Accepted, st.Resets, st.Refused)
 		}
 	}
-	t.Logf("SUMMARY %s | faults: %s | %s | %s", r.name, faults, answers, promises)
+	// Failed requests are logged through errlog: one line per cause per
+	// 10 s, so an outage writes a few lines, not one per request (D58).
+	errorLines := len(r.node.errorLines(math.MaxInt))
+	t.Logf("SUMMARY %s | faults: %s | %s | %s | error log: %d lines", r.name, faults, answers, promises, errorLines)
 }
 
 // checkAnswers holds every answer to what the run's faults allow, and
