@@ -69,9 +69,9 @@ func TestOneCauseIsOneLinePerInterval(t *testing.T) {
 		err := fmt.Errorf("read tcp 127.0.0.1:%d->127.0.0.1:5432: connection reset by peer", 40000+i)
 		log.Error("v1 request failed", "path", "/api/v1/send", "err", err)
 	}
-	lines := waitLines(t, buf, 2)
+	waitLines(t, buf, 2)
 	time.Sleep(250 * time.Millisecond) // nothing more may come
-	lines = buf.lines(t)
+	lines := buf.lines(t)
 	if len(lines) != 2 {
 		t.Fatalf("got %d lines, want 2 (the first, then one with the count): %v", len(lines), lines)
 	}
