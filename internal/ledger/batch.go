@@ -133,6 +133,15 @@ func (b *batcher) write(q chan *request) {
 	for first := range q {
 		batch = append(batch[:0], first)
 		batch = b.fill(q, batch)
+		// Rows shared between writers are locked in ascending order
+		// (faucets, then the senders' balances, then the recipients'
+		// balances, all set-based), so two writers seldom deadlock on
+		// them; when the engine breaks a deadlock, the transaction reruns
+		// (Transact), and at worst the batch is retried payment by payment.
+		// The payments are decided in this order (applyBatch).
+		sort.SliceStable(batch, func(i, j int) bool {
+			return batch[i].p.Recipient.AccountID < batch[j].p.Recipient.AccountID
+		})
 		b.commit(batch)
 	}
 }
@@ -188,15 +197,6 @@ func (b *batcher) commit(batch []*request) {
 	if len(batch) == 0 {
 		return
 	}
-	// Rows shared between writers (recipients' balances) are locked in
-	// ascending order, so two writers seldom deadlock. Payments applied one
-	// by one (send limits, capped keys) credit their recipient before the
-	// batch's set-based credits, so a deadlock remains possible between
-	// writers on PostgreSQL; the engine breaks it, the transaction reruns
-	// (Transact), and at worst the batch is retried payment by payment.
-	sort.SliceStable(batch, func(i, j int) bool {
-		return batch[i].p.Recipient.AccountID < batch[j].p.Recipient.AccountID
-	})
 	deadline := batch[0].deadline
 	payments := make([]*Payment, len(batch))
 	for i, r := range batch {
@@ -295,113 +295,113 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 }
 
 // applyBatch applies payments in tx at time now and returns their outcomes.
-// Payments of a faucet with send limits, or of a key with a daily USD cap,
-// go one by one (apply), since each count must see the payouts before it. The others are decided here:
-// each sender's balance is read and held once, each payment in turn is paid
-// if what is left covers it (else refused with 402), and the batch is
-// written in a few set-based statements, whatever its size (D5).
+// It is the one way a payout is written, whatever its faucet's settings.
+// The decisions are made here, in Go, payment by payment in batch order,
+// against books read once per batch under locks (openBooks): the owner's
+// send limits (D41), the key's daily USD cap (D36), the balance (D5); a
+// refusal is the payment's payout.failed event. The writes of every
+// outcome, paid or refused, are then one set-based write whatever the
+// batch's size: the senders' debits (BalancesDebit) and PayoutsInsert,
+// which writes the journal, the payouts, the recipients' credits, the keys'
+// spends, the idempotency rows (D35), the low-balance notifications (D43)
+// and the events, among them each payment's outcome event under its
+// unique id (D6).
 func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
-	results := make([]outcome, len(payments))
-	groups := map[store.BalanceKey][]int{}
-	var order []store.BalanceKey
-	for i, p := range payments {
-		if len(p.Faucet.Limits) > 0 || p.Spend != nil {
-			receipt, refusal, err := l.apply(ctx, tx, p, now)
-			if err != nil {
-				return nil, err
-			}
-			results[i] = outcome{receipt: receipt, refusal: refusal}
-			continue
-		}
-		k := store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], i)
-	}
-	if len(order) == 0 {
-		return results, nil
-	}
-
-	batch := &store.PayoutBatch{CreatedAt: now}
-	var paid []int
-	after := make(map[int]int64) // sender's balance after payment i
-	balances, err := tx.BalancesLock(ctx, order)
+	b, err := openBooks(ctx, tx, payments, now)
 	if err != nil {
 		return nil, err
 	}
-	debits := make(map[store.BalanceKey]int64, len(order))
-	for _, k := range order {
-		balance := balances[k]
-		var debit int64
-		for _, i := range groups[k] {
-			p := payments[i]
-			if p.Amount > balance {
-				if err := boundElsewhere(ctx, tx, p); err != nil {
-					return nil, err // the batch is retried payment by payment
-				}
-				refusal := insufficientFunds(p)
-				ev, err := failedEvent(p, refusal, now)
-				if err != nil {
-					return nil, err
-				}
-				batch.Events = append(batch.Events, *ev)
-				results[i] = outcome{refusal: refusal}
-				continue
+	refusals := make([]*drip.Error, len(payments))
+	after := make([]int64, len(payments)) // the sender's balance after payment i, if paid
+	debits := map[store.BalanceKey]int64{}
+	paid := 0
+	for i, p := range payments {
+		refusal, err := b.decide(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if refusal != nil {
+			if err := boundElsewhere(ctx, tx, p); err != nil {
+				return nil, err // the batch is retried payment by payment
 			}
-			balance -= p.Amount
-			debit += p.Amount
-			after[i] = balance
-			paid = append(paid, i)
+			refusals[i] = refusal
+			continue
 		}
-		if debit > 0 {
-			debits[k] = debit
-		}
+		after[i] = b.pay(p)
+		debits[store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}] += p.Amount
+		paid++
 	}
 	if len(debits) > 0 {
 		if err := tx.BalancesDebit(ctx, debits); err != nil {
-			return nil, err // held above, so only a broken store gets here
+			return nil, err // held by openBooks, so only a broken store gets here
 		}
 	}
 
-	if len(paid) > 0 {
-		transferIDs, err := tx.TransferIDsNext(ctx, len(paid))
-		if err != nil {
+	batch := &store.PayoutBatch{CreatedAt: now}
+	var transferIDs, payoutIDs []int64
+	if paid > 0 {
+		if transferIDs, err = tx.TransferIDsNext(ctx, paid); err != nil {
 			return nil, err
 		}
-		payoutIDs, err := tx.PayoutIDsNext(ctx, len(paid))
-		if err != nil {
+		if payoutIDs, err = tx.PayoutIDsNext(ctx, paid); err != nil {
 			return nil, err
 		}
 		batch.Credits = make(map[store.BalanceKey]int64)
-		for j, i := range paid {
-			p := payments[i]
-			batch.Payouts = append(batch.Payouts, store.BatchPayout{
-				Payout: drip.Payout{
-					ID: payoutIDs[j], FaucetID: p.Faucet.ID, RecipientID: p.Recipient.ID, To: p.To, Coin: p.Coin,
-					Amount: p.Amount, IPAddress: p.IPAddress, Referral: p.Referral, CreatedAt: now,
-				},
-				TransferID: transferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
-			})
-			batch.Credits[store.BalanceKey{Account: p.Recipient.AccountID, Coin: p.Coin}] += p.Amount
-			ev, err := sentEvent(p, payoutIDs[j], now)
+	}
+	spends := map[spendKey]int{} // index in batch.Spends
+	results := make([]outcome, len(payments))
+	j := 0 // the next reserved ids
+	for i, p := range payments {
+		if refusals[i] != nil {
+			ev, err := failedEvent(p, refusals[i], now)
 			if err != nil {
 				return nil, err
 			}
 			batch.Events = append(batch.Events, *ev)
-			if r := idempotency(p, payoutIDs[j], after[i], now); r != nil {
-				batch.Idempotency = append(batch.Idempotency, *r)
-			}
-			n, lowEv, err := lowBalance(p, after[i], now)
-			if err != nil {
-				return nil, err
-			}
-			if n != nil {
-				batch.Notifications = append(batch.Notifications, *n)
-				batch.Events = append(batch.Events, *lowEv)
-			}
-			results[i] = outcome{receipt: &Receipt{PayoutID: payoutIDs[j], Balance: after[i]}}
+			results[i] = outcome{refusal: refusals[i]}
+			continue
 		}
+		payoutID := payoutIDs[j]
+		batch.Payouts = append(batch.Payouts, store.BatchPayout{
+			Payout: drip.Payout{
+				ID: payoutID, FaucetID: p.Faucet.ID, RecipientID: p.Recipient.ID, To: p.To, Coin: p.Coin,
+				Amount: p.Amount, IPAddress: p.IPAddress, Referral: p.Referral, CreatedAt: now,
+			},
+			TransferID: transferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
+		})
+		j++
+		batch.Credits[store.BalanceKey{Account: p.Recipient.AccountID, Coin: p.Coin}] += p.Amount
+		if s := p.Spend; s != nil {
+			k := spendKey{s.KeyID, Day(now)}
+			n, ok := spends[k]
+			if !ok {
+				n = len(batch.Spends)
+				spends[k] = n
+				batch.Spends = append(batch.Spends, store.KeySpend{KeyID: s.KeyID, Day: k.day})
+			}
+			// The store adds the key's payments together, refusing the sum
+			// past the largest cap they were judged against: a guard that
+			// fails the batch should the books have gone stale (D36).
+			batch.Spends[n].Micros += s.Micros
+			batch.Spends[n].CapMicros = max(batch.Spends[n].CapMicros, s.CapMicros)
+		}
+		ev, err := sentEvent(p, payoutID, now)
+		if err != nil {
+			return nil, err
+		}
+		batch.Events = append(batch.Events, *ev)
+		if r := idempotency(p, payoutID, after[i], now); r != nil {
+			batch.Idempotency = append(batch.Idempotency, *r)
+		}
+		n, lowEv, err := lowBalance(p, after[i], now)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			batch.Notifications = append(batch.Notifications, *n)
+			batch.Events = append(batch.Events, *lowEv)
+		}
+		results[i] = outcome{receipt: &Receipt{PayoutID: payoutID, Balance: after[i]}}
 	}
 	if err := tx.PayoutsInsert(ctx, batch); err != nil {
 		return nil, err

@@ -79,14 +79,6 @@ type faultyTx struct {
 	inserts *int
 }
 
-func (tx *faultyTx) PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error) {
-	if p.RecipientID == tx.s.failTo {
-		return 0, errInjected
-	}
-	*tx.inserts++
-	return tx.Tx.PayoutInsert(ctx, p, transferID)
-}
-
 func (tx *faultyTx) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error {
 	for _, bp := range b.Payouts {
 		if bp.Payout.RecipientID == tx.s.failTo {

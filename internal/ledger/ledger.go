@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"math"
 	"strconv"
 	"time"
 
@@ -134,88 +133,6 @@ func (l *Ledger) Pay(ctx context.Context, p *Payment) (*Receipt, error) {
 		return nil, o.refusal
 	}
 	return o.receipt, nil
-}
-
-// apply runs one payment inside tx at time now. A refusal is not an error of
-// the transaction: its event is written and the transaction commits.
-func (l *Ledger) apply(ctx context.Context, tx store.Tx, p *Payment, now time.Time) (*Receipt, *drip.Error, error) {
-	refuse := func(refusal *drip.Error) (*Receipt, *drip.Error, error) {
-		if err := boundElsewhere(ctx, tx, p); err != nil {
-			return nil, nil, err
-		}
-		return nil, refusal, insertFailedEvent(ctx, tx, p, refusal, now)
-	}
-	if len(p.Faucet.Limits) > 0 {
-		// Counting the window and paying must not interleave with another
-		// payout of this faucet, or both could pass a limit of one.
-		if err := tx.FaucetLock(ctx, p.Faucet.ID); err != nil {
-			return nil, nil, err
-		}
-		refusal, err := checkLimits(ctx, tx, p, now)
-		if err != nil {
-			return nil, nil, err
-		}
-		if refusal != nil {
-			return refuse(refusal)
-		}
-	}
-	if p.Spend != nil {
-		// Counted before the debit and handed back if the debit fails, so
-		// the cap holds across nodes without a lock of its own (D36).
-		_, err := tx.KeySpendAdd(ctx, p.Spend.KeyID, Day(now), p.Spend.Micros, p.Spend.CapMicros)
-		if errors.Is(err, store.ErrLimitReached) {
-			return refuse(DailyCapReached())
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	balance, transferID, err := Move(ctx, tx, &store.Transfer{
-		Coin: p.Coin, From: p.Faucet.AccountID, To: p.Recipient.AccountID,
-		Amount: p.Amount, Kind: "payout", CreatedAt: now,
-	})
-	if errors.Is(err, store.ErrInsufficientFunds) {
-		if p.Spend != nil {
-			if _, err := tx.KeySpendAdd(ctx, p.Spend.KeyID, Day(now), -p.Spend.Micros, math.MaxInt64); err != nil {
-				return nil, nil, err
-			}
-		}
-		return refuse(insufficientFunds(p))
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	payout := &drip.Payout{
-		FaucetID: p.Faucet.ID, RecipientID: p.Recipient.ID, To: p.To, Coin: p.Coin,
-		Amount: p.Amount, IPAddress: p.IPAddress, Referral: p.Referral, CreatedAt: now,
-	}
-	payoutID, err := tx.PayoutInsert(ctx, payout, transferID)
-	if err != nil {
-		return nil, nil, err
-	}
-	ev, err := sentEvent(p, payoutID, now)
-	if err == nil {
-		err = tx.EventInsert(ctx, ev)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if r := idempotency(p, payoutID, balance, now); r != nil {
-		if err := tx.IdempotencyInsert(ctx, r); err != nil {
-			return nil, nil, err
-		}
-	}
-	if n, ev, err := lowBalance(p, balance, now); err != nil {
-		return nil, nil, err
-	} else if n != nil {
-		if _, err := tx.NotificationInsert(ctx, n); err != nil {
-			return nil, nil, err
-		}
-		if err := tx.EventInsert(ctx, ev); err != nil {
-			return nil, nil, err
-		}
-	}
-	return &Receipt{PayoutID: payoutID, Balance: balance}, nil, nil
 }
 
 // applied is the outcome of a payment whose transaction failed with err:

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
@@ -9,46 +10,190 @@ import (
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-// checkLimits evaluates the faucet owner's send limits (D41) for p, counting
-// the payouts already committed in each limit's window. It runs inside the
-// payout's transaction after FaucetLock, so the count cannot go stale before
-// the payout commits. A per-IP limit refuses with the claimer-IP code (v1
-// 459, D26); every other limit with the send-limit code (v1 450).
-func checkLimits(ctx context.Context, r store.Reader, p *Payment, now time.Time) (*drip.Error, error) {
-	for _, lim := range p.Faucet.Limits {
-		if lim.Coin != "" && lim.Coin != p.Coin {
-			continue
+// books are what a batch's payments are decided against (D5): each
+// sender's balance (D2), the payouts counted by each owner send limit
+// (D41) and each capped key's spend of the day (D36). Each is read once per
+// batch, under the locks that keep it from going stale before the batch
+// commits, and then advanced in Go as each payment in turn is paid, so a
+// payment is judged after every payment before it in the batch.
+type books struct {
+	tx       store.Tx
+	now      time.Time
+	balances map[store.BalanceKey]int64
+	windows  map[windowKey]*window
+	spends   map[spendKey]int64
+}
+
+// windowKey names what one send limit counts: the payouts of a faucet, in
+// one coin or all (coin ""), since a window's start, of one recipient, one
+// claimer IP or all (recipient 0 and ip ""). Limits are keyed by what they
+// count, not by their place in the faucet's list: payments of one faucet
+// may carry copies of its settings from before and after a change.
+type windowKey struct {
+	faucet    int64
+	coin      string
+	seconds   int64
+	recipient int64
+	ip        string
+}
+
+type window struct{ count, sum int64 }
+
+type spendKey struct{ key, day int64 }
+
+// openBooks takes the locks a batch's decisions need and reads the
+// senders' balances. A faucet with send limits, or paying through a key
+// with a daily USD cap, is locked (FaucetLock, in ascending id order) for
+// the batch: every payout that counts against a limit or a cap takes that
+// lock first, so the counts read after it cannot be overtaken by another
+// transaction (D36, D41). Balances are read and held by BalancesLock.
+func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) (*books, error) {
+	var locks []int64
+	locked := map[int64]bool{}
+	var keys []store.BalanceKey
+	seen := map[store.BalanceKey]bool{}
+	for _, p := range payments {
+		if (len(p.Faucet.Limits) > 0 || p.Spend != nil) && !locked[p.Faucet.ID] {
+			locked[p.Faucet.ID] = true
+			locks = append(locks, p.Faucet.ID)
 		}
-		params := &store.PayoutWindowParams{
-			FaucetID: p.Faucet.ID,
-			Since:    now.Add(-time.Duration(lim.WindowSeconds) * time.Second),
-			Coin:     lim.Coin,
+		if k := (store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
 		}
-		switch lim.Per {
-		case drip.PerRecipient:
-			params.RecipientID = p.Recipient.ID
-		case drip.PerIP:
-			if p.IPAddress == "" {
-				continue // no claimer IP given: nothing to count it against
-			}
-			params.IPAddress = p.IPAddress
+	}
+	slices.Sort(locks)
+	for _, id := range locks {
+		if err := tx.FaucetLock(ctx, id); err != nil {
+			return nil, err
 		}
-		count, sum, err := r.PayoutWindow(ctx, params)
+	}
+	balances, err := tx.BalancesLock(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	return &books{tx: tx, now: now, balances: balances, windows: map[windowKey]*window{}, spends: map[spendKey]int64{}}, nil
+}
+
+// decide is the refusal of p, or nil when p is to be paid, judged in the
+// order the ledger has always checked: the owner's send limits (D41), the
+// key's daily USD cap (D36), the balance (D5).
+func (b *books) decide(ctx context.Context, p *Payment) (*drip.Error, error) {
+	if refusal, err := b.limits(ctx, p); refusal != nil || err != nil {
+		return refusal, err
+	}
+	if p.Spend != nil {
+		spent, err := b.spent(ctx, p.Spend)
 		if err != nil {
 			return nil, err
 		}
-		overCount := lim.MaxCount > 0 && count+1 > lim.MaxCount
-		overAmount := lim.MaxAmount > 0 && sum+p.Amount > lim.MaxAmount
+		if spent+p.Spend.Micros > p.Spend.CapMicros {
+			return DailyCapReached(), nil
+		}
+	}
+	if p.Amount > b.balances[store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}] {
+		return insufficientFunds(p), nil
+	}
+	return nil, nil
+}
+
+// pay advances the books by p, decided paid, and returns the sender's
+// balance after it.
+func (b *books) pay(p *Payment) int64 {
+	for _, lim := range p.Faucet.Limits {
+		if k, ok := b.windowKey(lim, p); ok {
+			w := b.windows[k] // read by decide
+			w.count++
+			w.sum += p.Amount
+		}
+	}
+	if p.Spend != nil {
+		b.spends[spendKey{p.Spend.KeyID, Day(b.now)}] += p.Spend.Micros
+	}
+	k := store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}
+	b.balances[k] -= p.Amount
+	return b.balances[k]
+}
+
+// limits evaluates the faucet owner's send limits (D41) for p: the payouts
+// committed in each limit's window, read once per batch, plus those paid
+// before p in the batch. A per-IP limit refuses with the claimer-IP code
+// (v1 459, D26); every other limit with the send-limit code (v1 450).
+func (b *books) limits(ctx context.Context, p *Payment) (*drip.Error, error) {
+	for _, lim := range p.Faucet.Limits {
+		k, ok := b.windowKey(lim, p)
+		if !ok {
+			continue
+		}
+		w, err := b.window(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		overCount := lim.MaxCount > 0 && w.count+1 > lim.MaxCount
+		overAmount := lim.MaxAmount > 0 && w.sum+p.Amount > lim.MaxAmount
 		if !overCount && !overAmount {
 			continue
 		}
-		window := strconv.FormatInt(lim.WindowSeconds, 10) + " seconds"
+		seconds := strconv.FormatInt(lim.WindowSeconds, 10) + " seconds"
 		if lim.Per == drip.PerIP {
-			return drip.Errorf(drip.CodeClaimerRateLimit, "Rate limited: this claimer IP has reached the faucet's limit for %s; retry later.", window), nil
+			return drip.Errorf(drip.CodeClaimerRateLimit, "Rate limited: this claimer IP has reached the faucet's limit for %s; retry later.", seconds), nil
 		}
-		return drip.Errorf(drip.CodeSendLimit, "Send limit reached: the faucet's %s limit for %s is used up; retry later.", lim.Per, window), nil
+		return drip.Errorf(drip.CodeSendLimit, "Send limit reached: the faucet's %s limit for %s is used up; retry later.", lim.Per, seconds), nil
 	}
 	return nil, nil
+}
+
+// windowKey is what lim counts for p; false when lim does not apply to p
+// (another coin, or a per-IP limit and no claimer IP given).
+func (b *books) windowKey(lim drip.Limit, p *Payment) (windowKey, bool) {
+	if lim.Coin != "" && lim.Coin != p.Coin {
+		return windowKey{}, false
+	}
+	k := windowKey{faucet: p.Faucet.ID, coin: lim.Coin, seconds: lim.WindowSeconds}
+	switch lim.Per {
+	case drip.PerRecipient:
+		k.recipient = p.Recipient.ID
+	case drip.PerIP:
+		if p.IPAddress == "" {
+			return windowKey{}, false // no claimer IP given: nothing to count it against
+		}
+		k.ip = p.IPAddress
+	}
+	return k, true
+}
+
+// window reads the committed payouts k counts, once per batch. The batch
+// has one clock reading (now), so every payment of it shares the window's
+// start, and payouts paid in the batch fall inside every window.
+func (b *books) window(ctx context.Context, k windowKey) (*window, error) {
+	if w, ok := b.windows[k]; ok {
+		return w, nil
+	}
+	count, sum, err := b.tx.PayoutWindow(ctx, &store.PayoutWindowParams{
+		FaucetID: k.faucet, Since: b.now.Add(-time.Duration(k.seconds) * time.Second),
+		Coin: k.coin, RecipientID: k.recipient, IPAddress: k.ip,
+	})
+	if err != nil {
+		return nil, err
+	}
+	w := &window{count: count, sum: sum}
+	b.windows[k] = w
+	return w, nil
+}
+
+// spent is the key's spend of the day so far, the batch's paid payments
+// included; the committed part is read once per batch.
+func (b *books) spent(ctx context.Context, s *Spend) (int64, error) {
+	k := spendKey{s.KeyID, Day(b.now)}
+	if spent, ok := b.spends[k]; ok {
+		return spent, nil
+	}
+	spent, err := b.tx.KeySpendGet(ctx, k.key, k.day)
+	if err != nil {
+		return 0, err
+	}
+	b.spends[k] = spent
+	return spent, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

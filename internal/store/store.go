@@ -184,8 +184,10 @@ type Tx interface {
 	TransferIDsNext(ctx context.Context, n int) ([]int64, error)
 	PayoutIDsNext(ctx context.Context, n int) ([]int64, error)
 	// PayoutsInsert writes a batch of payouts in a few set-based statements:
-	// their journal transfers, payout rows, the recipients' credits and the
-	// events. The senders' debits are the caller's (BalanceDebit).
+	// their journal transfers, payout rows, the recipients' credits, the
+	// keys' spends, the idempotency rows, the notifications and the events.
+	// It is the ledger's only write of payouts (D4, D5). The senders' debits are the
+	// caller's (BalancesDebit).
 	PayoutsInsert(ctx context.Context, b *PayoutBatch) error
 
 	PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error)
@@ -322,7 +324,20 @@ type PayoutBatch struct {
 	Idempotency []drip.Idempotency
 	// Notifications are low-balance emails the batch's payouts caused (D43).
 	Notifications []drip.Notification
-	CreatedAt     time.Time
+	// Spends add the batch's payouts to their keys' spends of the day (D36).
+	Spends    []KeySpend
+	CreatedAt time.Time
+}
+
+// KeySpend is what a batch adds to a capped key's spend of one day (D36):
+// Micros, refused with ErrLimitReached if it would take the spend past
+// CapMicros (the ledger decided the payouts against the spend it read, so
+// the cap only guards against a spend that went stale).
+type KeySpend struct {
+	KeyID     int64
+	Day       int64 // days since 1970-01-01, UTC
+	Micros    int64
+	CapMicros int64
 }
 
 // BatchPayout is one payout of a PayoutBatch, with its reserved ids.

@@ -129,6 +129,12 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 			return err
 		}
 	}
+	// A key's spend is added once per batch, guarded by its cap (D36).
+	for _, sp := range b.Spends {
+		if _, err := q.KeySpendAdd(ctx, sp.KeyID, sp.Day, sp.Micros, sp.CapMicros); err != nil {
+			return err
+		}
+	}
 	// After the payouts: an idempotency row refers to its payout. A key
 	// used already (by another node) fails the batch with ErrConflict.
 	if len(b.Idempotency) > 0 {
