@@ -318,11 +318,7 @@ func faucetSetLimits(fs *flag.FlagSet) runFunc {
 		if err := dec.Decode(&limits); err != nil {
 			return nil, "", usagef("--limits: %v", err)
 		}
-		coins, err := svc.Coins.List(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		if _, f, err = svc.Faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
+		if _, f, err = svc.Faucets.SetLimits(ctx, f.ID, limits); err != nil {
 			return nil, "", err
 		}
 		v := faucetView(f)

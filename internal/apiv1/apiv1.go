@@ -102,7 +102,7 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, result any, err 
 		if code.Fault() {
 			h.log.ErrorContext(r.Context(), "v1 request failed", "path", r.URL.Path, "code", code, "err", err)
 		}
-		status, ok := code.V1Status()
+		status, ok := drip.V1Status(err)
 		if !ok {
 			// Not the client's doing and not in v1's table (a bug): v1 has
 			// no status for it, so it gets v1's "retry later" (D58).

@@ -225,11 +225,7 @@ func TestConcurrentSendsHonourOwnerLimits(t *testing.T) {
 					ctx := context.Background()
 					env := apptest.New(t, eng.Open(t), apptest.Options{Rate: concRate})
 					f, key := env.Faucet(t, map[string]int64{"BTC": senders * amount})
-					coins, err := env.App.Coins.List(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if _, _, err := env.App.Faucets.SetLimits(ctx, f.ID, []drip.Limit{tt.limit}, coins); err != nil {
+					if _, _, err := env.App.Faucets.SetLimits(ctx, f.ID, []drip.Limit{tt.limit}); err != nil {
 						t.Fatalf("set limits: %v", err)
 					}
 					users := []*drip.User{env.User(t, "alice")}

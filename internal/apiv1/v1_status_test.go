@@ -149,11 +149,7 @@ func confSuspendOwner(t testing.TB, s *confScene) {
 func confSetLimits(t testing.TB, s *confScene, limits ...drip.Limit) {
 	t.Helper()
 	ctx := context.Background()
-	coins, err := s.env.App.Coins.List(ctx)
-	if err != nil {
-		t.Fatalf("coins: %v", err)
-	}
-	if _, _, err := s.env.App.Faucets.SetLimits(ctx, s.f.ID, limits, coins); err != nil {
+	if _, _, err := s.env.App.Faucets.SetLimits(ctx, s.f.ID, limits); err != nil {
 		t.Fatalf("set limits: %v", err)
 	}
 }

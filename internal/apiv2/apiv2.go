@@ -1,12 +1,12 @@
 // Package apiv2 serves the v2 interface at /api/v2 (spec 4.2, D32-D39):
 // JSON bodies, Bearer keys with scopes, standard HTTP statuses, and the
-// envelope {success, status, message, data, error}. Handlers decode, call
-// the services v1 and the tool server use too, and encode; the rules live
-// in the services. openapi.json describes every reply.
+// envelope {success, status, message, data, error}. It is a table of paths
+// over the operations of package operation, which the tool server serves
+// too, and the transport around it: methods, authorization, decoding and
+// the envelope. openapi.json describes every request and reply.
 package apiv2
 
 import (
-	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -17,14 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dripfaucet/drip/internal/audit"
-	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/key"
-	"github.com/dripfaucet/drip/internal/listing"
+	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
-	"github.com/dripfaucet/drip/internal/ratelimit"
 )
 
 // Prefix is where v2 is mounted.
@@ -39,14 +35,10 @@ var openAPI []byte
 // OpenAPI is the OpenAPI 3.1 document of v2 (D39).
 func OpenAPI() []byte { return openAPI }
 
-// Deps are the services v2 calls.
+// Deps are what v2 is built on.
 type Deps struct {
-	Payouts *payout.Service
-	Faucets *faucet.Service
-	Coins   *coin.Catalog
-	Listing *listing.Service
-	Audit   *audit.Service
-	Rate    ratelimit.Config // the request rate of every key (D40), reported by /ratelimits
+	Ops     *operation.Service
+	Payouts *payout.Service // authorizes keys
 	Log     *slog.Logger
 	Now     func() time.Time
 	// ClientIP tells the caller's address (server.ClientIP). Required.
@@ -56,20 +48,8 @@ type Deps struct {
 // Handler serves v2.
 type Handler struct {
 	Deps
-	routes map[string]route
+	routes map[string]*operation.Op
 }
-
-// route is one v2 path: the scope it needs, whether it reads (and so also
-// takes GET, D33), and its operation.
-type route struct {
-	scope drip.Scope
-	read  bool
-	op    op
-}
-
-// op runs an operation for an authorized caller. It returns the reply's
-// data and message; in carries the request's parameters.
-type op func(ctx context.Context, c *payout.Caller, in *input) (data any, message string, err error)
 
 // New returns the v2 handler; mount it at Prefix + "/".
 func New(d Deps) *Handler {
@@ -79,40 +59,46 @@ func New(d Deps) *Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	h := &Handler{Deps: d}
-	read := func(o op) route { return route{scope: drip.ScopeRead, read: true, op: o} }
-	manage := func(o op) route { return route{scope: drip.ScopeManage, op: o} }
-	h.routes = map[string]route{
-		"/balance":                  read(h.balance),
-		"/balances":                 read(h.balances),
-		"/currencies":               read(h.currencies),
-		"/check-address":            read(h.checkAddress),
-		"/payouts":                  read(h.payouts),
-		"/faucet":                   read(h.faucet),
-		"/stats/daily":              read(h.statsDaily),
-		"/stats/users":              read(h.statsUsers),
-		"/transactions":             read(h.transactions),
-		"/ratelimits":               read(h.rateLimits),
-		"/low-balance-notification": read(h.lowBalance),
-		"/audit":                    read(h.auditLog), // manage calls made through the tool server
-
-		"/faucet/update":                   manage(h.updateFaucet),
-		"/ratelimits/set":                  manage(h.setRateLimits),
-		"/ip-whitelist":                    manage(h.ipWhitelist),
-		"/ip-whitelist/set":                manage(h.setIPWhitelist),
-		"/low-balance-notification/toggle": manage(h.toggleLowBalance),
-		"/anti-fraud/rules":                manage(h.antiFraudRules),
-		"/anti-fraud/toggle":               manage(h.toggleAntiFraud),
-		"/anti-fraud/rules/update":         manage(h.updateAntiFraudRules),
-
-		"/send": {scope: drip.ScopeSend, op: h.send},
-
-		"/faucet/create":           {scope: drip.ScopeAdmin, op: h.createFaucet},
-		"/approval-cost":           {scope: drip.ScopeAdmin, op: h.approvalCost},
-		"/faucet/request-approval": {scope: drip.ScopeAdmin, op: h.requestApproval},
-	}
-	return h
+	return &Handler{Deps: d, routes: Routes(d.Ops)}
 }
+
+// Routes is v2's table: each path of spec 4.2 and the operation it runs,
+// which says the scope it needs. A read-scope path also takes GET (D33).
+func Routes(ops *operation.Service) map[string]*operation.Op {
+	return map[string]*operation.Op{
+		"/balance":                  ops.Balance,
+		"/balances":                 ops.Balances,
+		"/currencies":               ops.Currencies,
+		"/check-address":            ops.CheckAddress,
+		"/payouts":                  ops.Payouts,
+		"/faucet":                   ops.Faucet,
+		"/stats/daily":              ops.DailyStats,
+		"/stats/users":              ops.UserStats,
+		"/transactions":             ops.Transactions,
+		"/ratelimits":               ops.RateLimits,
+		"/low-balance-notification": ops.LowBalanceNotification,
+		"/audit":                    ops.Audit, // manage calls made through the tool server
+
+		"/faucet/update":                   ops.UpdateFaucet,
+		"/ratelimits/set":                  ops.SetRateLimits,
+		"/ip-whitelist":                    ops.IPWhitelist,
+		"/ip-whitelist/set":                ops.SetIPWhitelist,
+		"/low-balance-notification/toggle": ops.ToggleLowBalanceNotification,
+		"/anti-fraud/rules":                ops.AntiFraudRules,
+		"/anti-fraud/toggle":               ops.ToggleAntiFraud,
+		"/anti-fraud/rules/update":         ops.UpdateAntiFraudRules,
+
+		"/send": ops.Send,
+
+		"/faucet/create":           ops.CreateFaucet,
+		"/approval-cost":           ops.ApprovalCost,
+		"/faucet/request-approval": ops.RequestApproval,
+	}
+}
+
+// takesGET tells whether a path's operation also takes GET: the reads of
+// the read scope (D33).
+func takesGET(op *operation.Op) bool { return op.Scope() == drip.ScopeRead }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, Prefix)
@@ -120,21 +106,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveOpenAPI(w, r)
 		return
 	}
-	rt, known := h.routes[path]
+	op, known := h.routes[path]
 	if !known {
 		h.fail(w, r, drip.Errorf(drip.CodeNotFound, "Unknown path %s: see %s.", r.URL.Path, OpenAPIPath))
 		return
 	}
 	allow := "POST"
-	if rt.read {
+	if takesGET(op) {
 		allow = "GET, POST"
 	}
-	if r.Method != http.MethodPost && !(rt.read && r.Method == http.MethodGet) {
+	if r.Method != http.MethodPost && !(takesGET(op) && r.Method == http.MethodGet) {
 		w.Header().Set("Allow", allow)
 		h.fail(w, r, drip.Errorf(drip.CodeMethodNotAllowed, "Method %s not allowed here: use %s.", r.Method, allow))
 		return
 	}
-	c, err := h.Payouts.AuthorizeV2(r.Context(), key.Bearer(r), h.ClientIP(r), rt.scope)
+	c, err := h.Payouts.AuthorizeV2(r.Context(), key.Bearer(r), h.ClientIP(r), op.Scope())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -144,13 +130,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	data, message, err := rt.op(r.Context(), c, in)
+	data, message, err := op.Call(r.Context(), c, in.decode)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	for k, v := range in.replyHeader {
-		w.Header()[k] = v
+	if s, ok := data.(interface{ Replayed() bool }); ok && s.Replayed() {
+		w.Header().Set("Idempotent-Replayed", "true") // D35
+	}
+	if c, ok := data.(interface{ Record() any }); ok {
+		data = c.Record() // a change's warning is the tool server's (spec 4.3)
 	}
 	h.write(w, http.StatusOK, envelope{Success: true, Status: http.StatusOK, Message: message, Data: data})
 }
@@ -230,7 +219,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(h.retryAfter(err, code)))
 	}
 	info := &errorInfo{Code: code}
-	if s, ok := code.V1Status(); ok {
+	if s, ok := drip.V1Status(err); ok && status != http.StatusInternalServerError {
 		info.V1Status = &s
 	}
 	h.write(w, status, envelope{Status: status, Message: drip.ErrorMessage(err), Error: info})

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/operation"
 )
 
 // maxBody bounds a v2 request body; the largest real one (anti-fraud lists
@@ -67,6 +68,12 @@ func (in *input) decode(dst any) error {
 	}
 	if escapedNUL.Match(in.body) {
 		return errNUL
+	}
+	if json.Valid(in.body) && bytes.TrimSpace(in.body)[0] != '{' {
+		// null, a list, a string or a number: a body that means no
+		// parameters is empty or {} (a null taken as {} once flipped
+		// /anti-fraud/toggle).
+		return drip.Errorf(drip.CodeMalformed, "The request body must be a JSON object.")
 	}
 	if err := uniqueMembers(in.body); err != nil {
 		return err
@@ -217,15 +224,15 @@ func jsonError(err error) error {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return drip.Errorf(drip.CodeInvalid, "Unknown field %s.", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
-	var fieldErr *fieldError
+	var fieldErr *operation.FieldError
 	if errors.As(err, &fieldErr) {
-		return drip.Errorf(drip.CodeInvalid, "Invalid %s: %s", fieldErr.field, fieldErr.msg)
+		return drip.Errorf(drip.CodeInvalid, "Invalid %s: %s", fieldErr.Field, fieldErr.Problem)
 	}
 	return drip.Errorf(drip.CodeMalformed, "Malformed JSON in the request body.")
 }
 
 func typeName(t reflect.Type) string {
-	if t == reflect.TypeFor[amountText]() {
+	if t == reflect.TypeFor[operation.Amount]() {
 		return "a whole number"
 	}
 	switch t.Kind() {
@@ -242,10 +249,6 @@ func typeName(t reflect.Type) string {
 	}
 	return t.String()
 }
-
-type fieldError struct{ field, msg string }
-
-func (e *fieldError) Error() string { return e.field + ": " + e.msg }
 
 // decodeQuery reads GET parameters into the string, integer and optional
 // integer fields of dst; read paths take no others. A parameter given more
@@ -293,23 +296,5 @@ func decodeQuery(q url.Values, dst any) error {
 			return drip.Errorf(drip.CodeInvalid, "Parameter %q must be sent in a POST body.", name)
 		}
 	}
-	return nil
-}
-
-// amountText is an amount as a JSON number or a string of digits; its text
-// is validated by the payout pipeline like v1's (D22, D27).
-type amountText string
-
-func (a *amountText) UnmarshalJSON(b []byte) error {
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err == nil {
-		*a = amountText(n.String())
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return &fieldError{"amount", "expected a whole number in the smallest unit."}
-	}
-	*a = amountText(s)
 	return nil
 }

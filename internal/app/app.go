@@ -22,6 +22,7 @@ import (
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/mcpserver"
 	"github.com/dripfaucet/drip/internal/notify"
+	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
@@ -55,6 +56,7 @@ type App struct {
 	Coins   *coin.Catalog
 	Ledger  *ledger.Ledger
 	Payouts *payout.Service
+	Ops     *operation.Service // the operations v2, the tool server and the pages serve
 	Listing *listing.Service
 	Audit   *audit.Service
 	Notify  *notify.Worker
@@ -90,11 +92,11 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a := &App{
 		Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
 		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter,
-		Faucets: faucet.NewService(st, opts.Now),
-		Keys:    key.NewService(st, opts.Now),
-		Coins:   coin.NewCatalog(st, opts.Now),
-		Ledger:  ledger.NewBatched(st, opts.Now, opts.Batch),
+		Keys:   key.NewService(st, opts.Now),
+		Coins:  coin.NewCatalog(st, opts.Now),
+		Ledger: ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
+	a.Faucets = faucet.NewService(st, a.Coins, opts.Now)
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Audit = audit.NewService(st, opts.Now)
 	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
@@ -102,6 +104,8 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
 		Limiter: opts.Limiter, Keys: a.Keys, Prices: opts.Prices, Now: opts.Now,
 	})
+	a.Ops = operation.New(operation.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Listing: a.Listing, Audit: a.Audit,
+		Rate: a.Rate, Now: opts.Now})
 	return a, nil
 }
 
@@ -151,8 +155,7 @@ type HandlerOptions struct {
 func (a *App) Handler(opts HandlerOptions) http.Handler {
 	clientIP := server.ClientIP(opts.TrustedProxies)
 	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: clientIP})
-	v2 := apiv2.New(apiv2.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing, Audit: a.Audit,
-		Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP})
+	v2 := apiv2.New(apiv2.Deps{Ops: a.Ops, Payouts: a.Payouts, Log: a.Log, Now: a.Now, ClientIP: clientIP})
 	dir := web.NewDirectory(a.Listing, a.Log)
 	return server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop,
 		RequestTimeout: opts.RequestTimeout, Ready: a.readiness()}, a.Log)
@@ -175,8 +178,8 @@ func (a *App) readiness() []server.Check {
 	return checks
 }
 
-// tools is the tool server over the services v2 calls.
+// tools is the tool server over the operations v2 serves.
 func (a *App) tools(opts HandlerOptions, clientIP func(*http.Request) netip.Addr) *mcpserver.Handler {
-	return mcpserver.New(mcpserver.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing,
-		Audit: a.Audit, Rate: a.Rate, Log: a.Log, Now: a.Now, ClientIP: clientIP, AllowedOrigins: opts.MCPAllowedOrigins})
+	return mcpserver.New(mcpserver.Deps{Ops: a.Ops, Payouts: a.Payouts, Audit: a.Audit, Log: a.Log,
+		ClientIP: clientIP, AllowedOrigins: opts.MCPAllowedOrigins})
 }

@@ -130,10 +130,6 @@ func overLimitScenario() *scenario {
 			rs := b.fix.recipients
 			perFaucet := int64(overLimitPer * len(rs))
 			n := int(expect/perFaucet) + 1
-			coins, err := b.app.Coins.List(ctx)
-			if err != nil {
-				return nil, err
-			}
 			limit := []drip.Limit{{Coin: coin, Per: drip.PerRecipient, WindowSeconds: 7 * 86400, MaxCount: overLimitPer - 1}}
 			var fs []*faucetFix
 			for range n {
@@ -141,7 +137,7 @@ func overLimitScenario() *scenario {
 				if err != nil {
 					return nil, err
 				}
-				if _, f.f, err = b.app.Faucets.SetLimits(ctx, f.f.ID, limit, coins); err != nil {
+				if _, f.f, err = b.app.Faucets.SetLimits(ctx, f.f.ID, limit); err != nil {
 					return nil, err
 				}
 				fs = append(fs, f)

@@ -42,8 +42,9 @@ const (
 
 // v1Status is the one table of v1 outcome codes (spec 7.1). Webhook bodies
 // carry the same code for a failed payout (D51), so it lives with the codes.
+// CodeInvalid has none of its own: an invalid input is a v1 status only when
+// the error says which of v1's checks it is (Error.V1Status).
 var v1Status = map[Code]int{
-	CodeInvalid:           405,
 	CodeUnauthenticated:   403,
 	CodeForbidden:         401,
 	CodeRateLimited:       459,
@@ -84,6 +85,31 @@ type Error struct {
 	// RetryAfter, when set, is how long until the refused request could
 	// succeed (a rate limit's refill), for interfaces that can say so.
 	RetryAfter time.Duration
+	// V1Status, when set, is the v1 status of the condition where the code
+	// alone does not tell it: a missing coin is CodeInvalid, as v1 would
+	// answer it 410.
+	V1Status int
+}
+
+// WithV1Status sets the v1 status of e's condition and returns e.
+func (e *Error) WithV1Status(status int) *Error {
+	e.V1Status = status
+	return e
+}
+
+// V1Status is the v1 status of err's condition (spec 7.1): the error's own,
+// else its code's; false when v1 has none for it (a v2 body's shape, a
+// conflict, a bug). v2 replies carry it as error.v1_status (D32), and
+// payout.failed events as status (D51).
+func V1Status(err error) (int, bool) {
+	var e *Error
+	if !errors.As(err, &e) {
+		return 0, false
+	}
+	if e.V1Status != 0 {
+		return e.V1Status, true
+	}
+	return e.Code.V1Status()
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

@@ -17,18 +17,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-// Service manages faucets.
+// Service manages faucets. It holds the coin catalogue its checks read
+// (selected currencies, limits, thresholds, paged reads), so that no
+// caller fetches coins only to hand them back.
 type Service struct {
 	store store.Store
+	coins *coin.Catalog
 	now   func() time.Time
 }
 
-func NewService(st store.Store, now func() time.Time) *Service {
-	return &Service{store: st, now: now}
+func NewService(st store.Store, coins *coin.Catalog, now func() time.Time) *Service {
+	return &Service{store: st, coins: coins, now: now}
 }
 
 // NewKey returns a fresh v1 key: 48 hex characters of 192 random bits (D13).
@@ -245,13 +249,22 @@ func (s *Service) SetIPWhitelist(ctx context.Context, id int64, ips []netip.Pref
 
 // SetLimits replaces the owner's send limits after checking each (D41),
 // and returns the faucet before and after (see update).
-func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit, coins []drip.Coin) (before, after *drip.Faucet, err error) {
+func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit) (before, after *drip.Faucet, err error) {
 	if len(limits) > 50 {
 		return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid limits: at most 50.")
 	}
+	coins, err := s.coins.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i, l := range limits {
 		if err := validateLimit(l, coins); err != nil {
-			return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid limit %d: %s", i+1, err)
+			e := drip.Errorf(drip.CodeInvalid, "Invalid limit %d: %s", i+1, err)
+			var unknown notACoin
+			if errors.As(err, &unknown) {
+				e.WithV1Status(410) // as v1 answers an unknown coin
+			}
+			return nil, nil, e
 		}
 	}
 	return s.update(ctx, id, func(f *drip.Faucet) error { f.Limits = limits; return nil })
@@ -285,9 +298,14 @@ func Limits(in []LimitInput) []drip.Limit {
 	return limits
 }
 
+// notACoin is a limit's coin that the service does not know.
+type notACoin string
+
+func (c notACoin) Error() string { return fmt.Sprintf("coin %q is not a coin", string(c)) }
+
 func validateLimit(l drip.Limit, coins []drip.Coin) error {
 	if l.Coin != "" && !drip.HasCoin(coins, l.Coin) {
-		return fmt.Errorf("coin %q is not a coin", l.Coin)
+		return notACoin(l.Coin)
 	}
 	switch l.Per {
 	case drip.PerFaucet, drip.PerRecipient, drip.PerIP:

@@ -23,7 +23,7 @@ type SettingsChange struct {
 }
 
 // UpdateSettings validates a change by D38 and applies it.
-func (s *Service) UpdateSettings(ctx context.Context, id int64, c SettingsChange, active []drip.Coin) (*drip.Faucet, error) {
+func (s *Service) UpdateSettings(ctx context.Context, id int64, c SettingsChange) (*drip.Faucet, error) {
 	c.Name, c.Domain = strings.TrimSpace(c.Name), strings.ToLower(strings.TrimSpace(c.Domain))
 	if err := validateSite(c.Name, c.Domain, c.URL); err != nil {
 		return nil, err
@@ -35,6 +35,10 @@ func (s *Service) UpdateSettings(ctx context.Context, id int64, c SettingsChange
 		return nil, drip.Errorf(drip.CodeInvalid, "Invalid timer_minutes: 1 to 1440.")
 	}
 	if c.Currencies != nil {
+		active, err := s.coins.ListActive(ctx)
+		if err != nil {
+			return nil, err
+		}
 		list, err := uniqueFrom(*c.Currencies, "currencies_selected", func(s string) bool { return drip.HasCoin(active, s) })
 		if err != nil {
 			return nil, err
@@ -85,10 +89,14 @@ type LowBalanceChange struct {
 
 // SetLowBalance applies a change to the faucet's low-balance alert.
 // Without Enabled, it toggles.
-func (s *Service) SetLowBalance(ctx context.Context, id int64, c LowBalanceChange, coins []drip.Coin) (*drip.Faucet, error) {
+func (s *Service) SetLowBalance(ctx context.Context, id int64, c LowBalanceChange) (*drip.Faucet, error) {
+	coins, err := s.coins.List(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for coin, t := range c.Thresholds {
 		if !drip.HasCoin(coins, coin) {
-			return nil, drip.Errorf(drip.CodeInvalid, "Invalid threshold: %q is not a coin.", coin)
+			return nil, drip.Errorf(drip.CodeInvalid, "Invalid threshold: %q is not a coin.", coin).WithV1Status(410)
 		}
 		if t < 0 {
 			return nil, drip.Errorf(drip.CodeInvalid, "Invalid threshold for %s: a whole number of smallest units, 0 to remove it.", coin)
@@ -125,12 +133,25 @@ type Page[T any] struct {
 	Total int64
 }
 
-func checkPage(page int) error {
-	if page < 1 || page > 1_000_000 {
+// checkPage checks a paged read's coin and page. The coin may be any coin
+// the service knows, not only an active one: a coin disabled since keeps
+// its history.
+func (s *Service) checkPage(ctx context.Context, coin string, page int) error {
+	all, err := s.coins.List(ctx)
+	if err != nil {
+		return err
+	}
+	if !drip.HasCoin(all, coin) {
+		return drip.Errorf(drip.CodeInvalidCurrency, "Invalid coin: not a supported coin.")
+	}
+	if page < 1 || page > MaxPage {
 		return drip.Errorf(drip.CodeInvalid, "Invalid page: a whole number from 1.")
 	}
 	return nil
 }
+
+// MaxPage is the last page a paged read serves.
+const MaxPage = 1_000_000
 
 // StatsDays is how many days of daily statistics a faucet sees.
 const StatsDays = 30
@@ -144,7 +165,7 @@ func (s *Service) DailyStats(ctx context.Context, f *drip.Faucet) ([]drip.DailyS
 
 // UserStats is one page of what the faucet paid each recipient in coin.
 func (s *Service) UserStats(ctx context.Context, f *drip.Faucet, coin string, page int) (*Page[drip.UserStat], error) {
-	if err := checkPage(page); err != nil {
+	if err := s.checkPage(ctx, coin, page); err != nil {
 		return nil, err
 	}
 	items, total, err := s.store.StatsUsers(ctx, &store.PageParams{ID: f.ID, Coin: coin, Limit: PerPage, Offset: (page - 1) * PerPage})
@@ -156,7 +177,7 @@ func (s *Service) UserStats(ctx context.Context, f *drip.Faucet, coin string, pa
 
 // Transactions is one page of the faucet's journal in coin, newest first.
 func (s *Service) Transactions(ctx context.Context, f *drip.Faucet, coin string, page int) (*Page[drip.Transaction], error) {
-	if err := checkPage(page); err != nil {
+	if err := s.checkPage(ctx, coin, page); err != nil {
 		return nil, err
 	}
 	items, total, err := s.store.TransactionList(ctx, &store.PageParams{ID: f.AccountID, Coin: coin, Limit: PerPage, Offset: (page - 1) * PerPage})

@@ -340,7 +340,7 @@ func sentEvent(p *Payment, payoutID int64, now time.Time) (*drip.Event, error) {
 // outcome event.
 func failedEvent(p *Payment, refusal *drip.Error, now time.Time) (*drip.Event, error) {
 	d := failedData{To: p.To, Amount: p.Amount, Currency: p.Coin, Error: string(refusal.Code), Message: refusal.Message}
-	if s, ok := refusal.Code.V1Status(); ok {
+	if s, ok := drip.V1Status(refusal); ok {
 		d.Status = &s
 	}
 	return newEvent(p.outcomeID(), p.Faucet.ID, drip.EventPayoutFailed, d, now)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/ledger"
@@ -44,7 +45,7 @@ func newEnv(t testing.TB, open func(testing.TB) store.Store) *env {
 	if err != nil {
 		t.Fatalf("user.NewRegistry: %v", err)
 	}
-	return &env{st: st, clock: c, ledger: ledger.New(st, c.Now), users: users, faucets: faucet.NewService(st, c.Now)}
+	return &env{st: st, clock: c, ledger: ledger.New(st, c.Now), users: users, faucets: faucet.NewService(st, coin.NewCatalog(st, c.Now), c.Now)}
 }
 
 // forEachEngine runs fn as a parallel subtest on every engine (D31).
@@ -88,11 +89,7 @@ func (e *env) faucet(t testing.TB, funds map[string]int64, limits ...drip.Limit)
 		}
 	}
 	if len(limits) > 0 {
-		coins, err := e.st.CoinList(ctx)
-		if err != nil {
-			t.Fatalf("CoinList: %v", err)
-		}
-		if _, f, err = e.faucets.SetLimits(ctx, f.ID, limits, coins); err != nil {
+		if _, f, err = e.faucets.SetLimits(ctx, f.ID, limits); err != nil {
 			t.Fatalf("SetLimits: %v", err)
 		}
 	}

@@ -103,11 +103,25 @@ func hasNUL(v any) bool {
 // error: "validating /properties/count: maximum: ...".
 var schemaPath = regexp.MustCompile(`validating (/[^:]*): `)
 
+// missingProperty finds what a required keyword misses.
+var missingProperty = regexp.MustCompile(`required: missing properties: (\[[^\]]*\])`)
+
 // schemaError says in words what a jsonschema-go validation error says in
 // keywords: "count must be at most 100" for
 // "validating root: validating /properties/count: maximum: 500/1 is greater than 100.000000".
 func schemaError(err error) string {
 	msg := err.Error()
+	if head, branches, ok := strings.Cut(msg, "anyOf: did not validate against any of"); ok {
+		// Each branch of an anyOf of required sets names what it misses:
+		// the value needs one of them.
+		var need []string
+		for _, m := range missingProperty.FindAllStringSubmatch(branches, -1) {
+			need = append(need, list(m[1]))
+		}
+		if all := schemaPath.FindAllStringSubmatch(head, -1); len(all) > 0 && len(need) > 0 {
+			return fmt.Sprintf("each of %s needs %s", fieldName(all[len(all)-1][1]), strings.Join(need, " or "))
+		}
+	}
 	field := ""
 	if all := schemaPath.FindAllStringSubmatchIndex(msg, -1); len(all) > 0 {
 		last := all[len(all)-1]
@@ -153,6 +167,8 @@ func schemaError(err error) string {
 		return fmt.Sprintf("%s must not be empty", subject)
 	case "maxLength":
 		return fmt.Sprintf("%s must be at most %s characters", subject, bound())
+	case "pattern":
+		return fmt.Sprintf("%s is not in the form the schema gives (pattern %s)", subject, detail[strings.LastIndex(detail, "regular expression ")+len("regular expression "):])
 	case "maxItems":
 		return fmt.Sprintf("%s takes at most %s entries", subject, bound())
 	case "enum":

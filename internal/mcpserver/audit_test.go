@@ -56,7 +56,7 @@ func TestAuditOfManageCalls(t *testing.T) {
 			{KeyID: k.ID, Tool: "update_faucet_settings", Arguments: json.RawMessage(`{"faucet_description":"","faucet_domain":"audited.example.com","faucet_name":"Audited","faucet_url":"https://audited.example.com/","timer_minutes":9}`),
 				Result: "Faucet settings updated."},
 			{KeyID: other.ID, Tool: "set_ratelimits", Arguments: json.RawMessage(`{"ratelimits":[{"per":"ip","window_seconds":60}]}`),
-				Result: "Invalid limit 1: give max_count or max_amount, positive", IsError: true},
+				Result: "Invalid arguments: each of ratelimits[] needs max_count or max_amount. The tool's input schema says what it takes.", IsError: true},
 			{KeyID: other.ID, Tool: "get_anti_fraud", Arguments: json.RawMessage(`{}`), Result: "OK"},
 			{KeyID: other.ID, Tool: "toggle_anti_fraud", Arguments: json.RawMessage(`{"enabled":false}`),
 				Result: "Anti-fraud rank checks disabled; the blacklist still applies. Warning: This call weakened the faucet's protection: " +

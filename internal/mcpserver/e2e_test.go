@@ -59,7 +59,7 @@ func TestToolsListedByScope(t *testing.T) {
 			want   []string
 		}{
 			{"read", []drip.Scope{drip.ScopeRead}, readTools},
-			{"manage", []drip.Scope{drip.ScopeManage}, allTools},
+			{"manage", []drip.Scope{drip.ScopeManage}, manageTools}, // D16: exactly its v2 paths' scope
 			{"read and manage", []drip.Scope{drip.ScopeRead, drip.ScopeManage}, allTools},
 			{"every scope, send and admin included", drip.Scopes, allTools},
 		} {

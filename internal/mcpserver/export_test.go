@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
 )
 
@@ -17,17 +19,15 @@ type testResult struct {
 // does around a tool's own code.
 func NewWithTool(d Deps, name string, manage bool, fn func()) *Handler {
 	return newHandler(d, func(h *Handler) []tool {
-		annotations := readAnnotations(name)
+		scope, annotations := drip.ScopeRead, readAnnotations(name)
 		if manage {
-			annotations = manageAnnotations(name, false, false, true)
+			scope, annotations = drip.ScopeManage, manageAnnotations(name, false, false, true)
 		}
-		return []tool{newTool(h, spec[noArgs, testResult]{
-			name: name, title: name, description: "A tool of the tests.", manage: manage, annotations: annotations,
-			run: func(context.Context, *payout.Caller, noArgs) (testResult, string, error) {
-				fn()
-				return testResult{OK: true}, "OK", nil
-			},
-		})}
+		op := operation.Define(name, scope, func(context.Context, *payout.Caller, operation.NoParams) (testResult, string, error) {
+			fn()
+			return testResult{OK: true}, "OK", nil
+		})
+		return []tool{newTool(h, row{name: name, op: op, title: name, description: "A tool of the tests.", annotations: annotations})}
 	})
 }
 

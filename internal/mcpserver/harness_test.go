@@ -69,8 +69,7 @@ func newEnv(t *testing.T, st store.Store, opts envOptions) *env {
 		opts.handler = mcpserver.New
 	}
 	tools := opts.handler(mcpserver.Deps{
-		Payouts: a.Payouts, Faucets: a.Faucets, Coins: a.Coins, Listing: a.Listing, Audit: a.Audit,
-		Rate: a.Rate, Log: opts.log, Now: a.Now, ClientIP: server.ClientIP(nil), AllowedOrigins: opts.origins,
+		Ops: a.Ops, Payouts: a.Payouts, Audit: a.Audit, Log: opts.log, ClientIP: server.ClientIP(nil), AllowedOrigins: opts.origins,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(mcpserver.Path, tools)

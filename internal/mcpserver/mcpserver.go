@@ -1,7 +1,7 @@
-// Package mcpserver serves the tool server for AI assistants (spec 4.3,
-// issue 4): a remote Model Context Protocol server over streamable HTTP,
-// stateless, answering in JSON. Its tools are thin calls to the services v2
-// uses, so it keeps no state and no SQL of its own; none of them can send
+// Package mcpserver serves the tool server for AI assistants (spec 4.3):
+// a remote Model Context Protocol server over streamable HTTP, stateless,
+// answering in JSON. Its tools run the operations v2 runs, so it keeps no
+// state and no SQL of its own; none of them can send
 // funds, withdraw, mint keys or register webhooks, whatever the key's
 // scopes.
 //
@@ -38,19 +38,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dripfaucet/drip/internal/audit"
-	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/key"
-	"github.com/dripfaucet/drip/internal/listing"
+	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
-	"github.com/dripfaucet/drip/internal/ratelimit"
 )
 
 // Path is where the tool server is mounted ({mcp_url} is this path on the
@@ -68,16 +64,12 @@ var protocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-
 // ProtocolVersions are the MCP protocol versions served, newest first.
 func ProtocolVersions() []string { return slices.Clone(protocolVersions) }
 
-// Deps are the services the tools call: those v2 calls.
+// Deps are what the tool server is built on.
 type Deps struct {
-	Payouts *payout.Service
-	Faucets *faucet.Service
-	Coins   *coin.Catalog
-	Listing *listing.Service
-	Audit   *audit.Service   // records every manage call
-	Rate    ratelimit.Config // the request rate of every key (D40), reported by get_ratelimits
+	Ops     *operation.Service // the operations the tools run
+	Payouts *payout.Service    // authorizes keys
+	Audit   *audit.Service     // records every manage call
 	Log     *slog.Logger
-	Now     func() time.Time
 	// ClientIP tells the caller's address (server.ClientIP). Required.
 	ClientIP func(*http.Request) netip.Addr
 	// AllowedOrigins are the browser origins ("https://app.example.com")
@@ -90,11 +82,16 @@ type Deps struct {
 // Handler serves the tool server.
 type Handler struct {
 	Deps
-	readOnly *mcp.Server // the read tools, for keys without the manage scope
-	all      *mcp.Server // every tool, for keys with the manage scope
-	mcp      http.Handler
-	origins  map[string]bool
+	// servers serve each set of scopes a key may hold of read and manage
+	// its tools: a tool is listed and callable only for a key with its
+	// scope (D16), as its v2 path is.
+	servers map[scopes]*mcp.Server
+	mcp     http.Handler
+	origins map[string]bool
 }
+
+// scopes are which of the tool server's two scopes a key holds.
+type scopes struct{ read, manage bool }
 
 // New returns the tool server's handler; mount it at Path.
 func New(d Deps) *Handler { return newHandler(d, nil) }
@@ -105,31 +102,32 @@ func newHandler(d Deps, extra func(*Handler) []tool) *Handler {
 	if d.ClientIP == nil {
 		panic("mcpserver: Deps.ClientIP is required")
 	}
-	if d.Now == nil {
-		d.Now = time.Now
-	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{Deps: d, origins: map[string]bool{}}
+	h := &Handler{Deps: d, origins: map[string]bool{}, servers: map[scopes]*mcp.Server{}}
 	for _, o := range d.AllowedOrigins {
 		h.origins[normalOrigin(o)] = true
 	}
-	h.readOnly, h.all = h.newServer(), h.newServer()
-	tools := h.tools()
+	var tools []tool
+	for _, r := range table(d.Ops) {
+		tools = append(tools, newTool(h, r))
+	}
 	if extra != nil {
 		tools = append(tools, extra(h)...)
 	}
-	manage := map[string]bool{}
-	for _, t := range tools {
-		if t.manage {
-			manage[t.def.Name] = true
-		} else {
-			h.readOnly.AddTool(t.def, t.handler)
+	for _, set := range []scopes{{read: true}, {manage: true}, {read: true, manage: true}} {
+		srv, unlisted := h.newServer(), map[string]drip.Scope{}
+		for _, t := range tools {
+			if set.has(t.scope) {
+				srv.AddTool(t.def, t.handler)
+			} else {
+				unlisted[t.def.Name] = t.scope
+			}
 		}
-		h.all.AddTool(t.def, t.handler)
+		srv.AddReceivingMiddleware(unlistedTools(unlisted))
+		h.servers[set] = srv
 	}
-	h.readOnly.AddReceivingMiddleware(unlistedManageTools(manage))
 	h.mcp = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
@@ -172,35 +170,36 @@ const instructions = `Tools to read and manage one faucet of drip, a faucet payo
 	`Manage tools change the faucet at once and are recorded in the owner's audit log; ` +
 	`a result with a "warning" weakened a protection: tell the owner what it says.`
 
-// unlistedManageTools answers a call of a manage tool on the read-only
-// server as the SDK answers any unknown tool, a JSON-RPC error (the key is
-// not offered the tool), saying why the tool is unknown to this key.
-func unlistedManageTools(manage map[string]bool) mcp.Middleware {
+func (s scopes) has(scope drip.Scope) bool {
+	return scope == drip.ScopeRead && s.read || scope == drip.ScopeManage && s.manage
+}
+
+// unlistedTools answers a call of a tool the key's server does not list
+// (unlisted: each such tool's scope) as the SDK answers any unknown tool,
+// a JSON-RPC error (the key is not offered the tool), saying why the tool
+// is unknown to this key.
+func unlistedTools(unlisted map[string]drip.Scope) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && manage[p.Name] {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-					Message: fmt.Sprintf("unknown tool %q: it is a manage tool, and this key lacks the manage scope", p.Name)}
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+				if scope, ok := unlisted[p.Name]; ok {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+						Message: fmt.Sprintf("unknown tool %q: it is a %s tool, and this key lacks the %s scope", p.Name, scope, scope)}
+				}
 			}
 			return next(ctx, method, req)
 		}
 	}
 }
 
-// tools are every tool: the read tools, then the manage tools.
-func (h *Handler) tools() []tool { return append(h.readTools(), h.manageTools()...) }
-
 // server picks the MCP server for an authorized request by its key's
 // scopes. The SDK may call it more than once per request.
 func (h *Handler) server(r *http.Request) *mcp.Server {
 	c := callerFrom(r.Context())
-	switch {
-	case c == nil:
+	if c == nil {
 		return nil // unreachable: ServeHTTP authorizes first
-	case c.Key.Has(drip.ScopeManage):
-		return h.all
 	}
-	return h.readOnly
+	return h.servers[scopes{read: c.Key.Has(drip.ScopeRead), manage: c.Key.Has(drip.ScopeManage)}]
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -56,14 +56,10 @@ func newScene(t *testing.T, st store.Store, balance int64) *scene {
 	ctx := t.Context()
 	env := apptest.New(t, st, apptest.Options{})
 	f, key := env.Faucet(t, map[string]int64{"BTC": balance})
-	coins, err := env.App.Coins.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	on := true
-	f, err = env.App.Faucets.SetLowBalance(ctx, f.ID, faucet.LowBalanceChange{
+	f, err := env.App.Faucets.SetLowBalance(ctx, f.ID, faucet.LowBalanceChange{
 		Enabled: &on, Thresholds: map[string]int64{"BTC": threshold},
-	}, coins)
+	})
 	if err != nil {
 		t.Fatalf("set low balance: %v", err)
 	}

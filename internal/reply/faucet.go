@@ -1,12 +1,9 @@
 package reply
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/faucet"
-	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 )
 
@@ -140,20 +137,6 @@ func NewFaucet(f *drip.Faucet, balances []drip.Balance, listing *drip.ListingReq
 		r.Balances = append(r.Balances, NewBalance(b.Coin, b.Amount))
 	}
 	return r
-}
-
-// ReadFaucet reads what f's record shows besides f itself, its balances
-// and its latest listing request, and makes the record.
-func ReadFaucet(ctx context.Context, faucets *faucet.Service, listings *listing.Service, f *drip.Faucet) (Faucet, error) {
-	balances, err := faucets.Balances(ctx, f)
-	if err != nil {
-		return Faucet{}, err
-	}
-	req, err := listings.Status(ctx, f.ID)
-	if err != nil {
-		return Faucet{}, err
-	}
-	return NewFaucet(f, balances, req), nil
 }
 
 // IPWhitelist is the faucet's IP whitelist: /ip-whitelist and

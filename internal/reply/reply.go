@@ -5,19 +5,15 @@
 // from domain values by its New function, so the two cannot drift apart.
 //
 // The jsonschema tags of the fields are the descriptions the tool server's
-// output schemas carry (it infers them with jsonschema-go, which takes a
-// tag's whole text as the description; it must not begin with "WORD=").
-//
-// The package also holds the read rules v2 and the tools share:
-// DefaultCurrency, ReadPage and ReadFaucet.
+// output schemas and the OpenAPI document carry (package operation infers
+// them with jsonschema-go, which takes a tag's whole text as the
+// description; it must not begin with "WORD=").
 package reply
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
-	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
 )
 
@@ -54,31 +50,4 @@ type Page[T any] struct {
 	Page    int   `json:"page" jsonschema:"this page's number, from 1"`
 	PerPage int   `json:"per_page" jsonschema:"items per page"`
 	Total   int64 `json:"total" jsonschema:"items in all pages"`
-}
-
-// DefaultCurrency is the coin of a read that names none: the faucet's
-// first selected coin, or BTC when it selected none.
-func DefaultCurrency(f *drip.Faucet) string {
-	if sel := f.Settings.Currencies; len(sel) > 0 {
-		return sel[0]
-	}
-	return "BTC"
-}
-
-// ReadPage checks the coin and page of a paged read and returns the page
-// number, 1 when page is nil. The coin may be any coin the service knows,
-// not only an active one: a coin disabled since keeps its history. The
-// page's range is the faucet service's to check.
-func ReadPage(ctx context.Context, coins *coin.Catalog, symbol string, page *int) (int, error) {
-	all, err := coins.List(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if !drip.HasCoin(all, symbol) {
-		return 0, drip.Errorf(drip.CodeInvalidCurrency, "Invalid coin: not a supported coin.")
-	}
-	if page == nil {
-		return 1, nil
-	}
-	return *page, nil
 }

@@ -95,11 +95,8 @@ func (e *env) add(t *testing.T, s site) *drip.Faucet {
 	ctx := context.Background()
 	f, _ := e.Faucet(t, map[string]int64{"BTC": cost})
 	if s.settings != nil {
-		active, err := e.App.Coins.ListActive(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f, err = e.App.Faucets.UpdateSettings(ctx, f.ID, *s.settings, active); err != nil {
+		var err error
+		if f, err = e.App.Faucets.UpdateSettings(ctx, f.ID, *s.settings); err != nil {
 			t.Fatalf("UpdateSettings: %v", err)
 		}
 	}

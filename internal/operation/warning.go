@@ -1,4 +1,4 @@
-package mcpserver
+package operation
 
 import (
 	"fmt"
@@ -9,10 +9,11 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 )
 
-// Warnings (spec 4.3, issue 4): a manage call through the tool server that
-// weakens one of the faucet's protections says so in its result, so that
-// the assistant tells the owner. Calls that keep or strengthen them carry
-// none. "before" is the faucet as the call's transaction found it, not as
+// Warnings (spec 4.3): a manage operation that weakens one of the
+// faucet's protections says so in its record's warning field, so that an
+// assistant tells the owner (the tool server also writes it as a text line
+// first) and a v2 client can show it. Calls that keep or strengthen them
+// carry none. "before" is the faucet as the call's transaction found it, not as
 // the call's authorization read it: a change made in between (through v2,
 // say) would otherwise hide what this call undid.
 
