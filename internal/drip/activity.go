@@ -2,6 +2,10 @@ package drip
 
 import "time"
 
+// What a faucet's activity leaves besides its settings and the ledger:
+// idempotency keys, owner notifications, listing requests, statistics, the
+// journal as an account sees it, and the audit log.
+
 // Idempotency is the record of a paid v2 send under an idempotency key
 // (D35): what identifies the request, and what its reply said, so a retry
 // gets the original reply. It is written in the payout's transaction.

@@ -6,47 +6,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/ledger"
-	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-// AuthorizeV2 authorizes a v2 request made with a Bearer secret from
-// callerIP for an operation that needs one of scopes: the key must be live
-// and allow the IP (D14), carry one of the scopes, and then its faucet
-// passes Authorize with the key's own request-rate bucket (D40). The scope
-// is judged before the bucket is touched, so a refused key costs nothing.
-func (s *Service) AuthorizeV2(ctx context.Context, secret string, callerIP netip.Addr, scopes ...drip.Scope) (*Caller, error) {
-	k, err := s.keys.Authenticate(ctx, secret, callerIP)
-	if err != nil {
-		return nil, err
-	}
-	if !slices.ContainsFunc(scopes, k.Has) {
-		names := make([]string, len(scopes))
-		for i, sc := range scopes {
-			names[i] = string(sc)
-		}
-		return nil, drip.Errorf(drip.CodeInsufficientScope, "This key lacks the %s scope this operation needs.", strings.Join(names, " or "))
-	}
-	f, err := s.faucets.Get(ctx, k.FaucetID)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.Authorize(ctx, f, callerIP, "key:"+strconv.FormatInt(k.ID, 10))
-	if err != nil {
-		return nil, err
-	}
-	c.Key = k
-	return c, nil
-}
+// The idempotent send of v2 (D35): one idempotency key pays at most once.
 
 // MaxIdempotencyKey is the longest idempotency key (D35).
 const MaxIdempotencyKey = 255
@@ -145,26 +114,6 @@ func requestHash(req SendRequest) string {
 	b, _ := json.Marshal([]string{strings.TrimSpace(req.To), amount, req.Currency, strings.TrimSpace(req.IPAddress), req.Referral})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// spend prices a send of amount of coin for a key with a daily USD cap
-// (D36). Without a fresh price the send is refused: the cap fails closed.
-func (s *Service) spend(ctx context.Context, k *drip.Key, coin string, amount int64) (*ledger.Spend, error) {
-	if s.prices == nil {
-		return nil, drip.Errorf(drip.CodePriceUnavailable, "No USD price source is configured, so a capped key cannot send.")
-	}
-	q, err := s.prices.Quote(ctx, coin)
-	if errors.Is(err, price.ErrUnavailable) {
-		return nil, drip.Errorf(drip.CodePriceUnavailable, "No fresh USD price for %s: capped sends are paused until one arrives.", coin)
-	}
-	if err != nil {
-		return nil, err
-	}
-	micros := price.MicrosUp(price.USDValue(amount, q))
-	if micros > k.DailyUSDCapMicros {
-		return nil, ledger.DailyCapReached()
-	}
-	return &ledger.Spend{KeyID: k.ID, Micros: micros, CapMicros: k.DailyUSDCapMicros}, nil
 }
 
 // inflight holds one lock per idempotency key while its send runs, so
