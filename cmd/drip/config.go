@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,11 +37,17 @@ func (d *dbFlags) register(fs *flag.FlagSet) {
 }
 
 // parseFlags parses args after applying DRIP_* environment variables as
-// defaults, so the command line wins over the environment.
+// defaults, so the command line wins over the environment. Flags of
+// drip's own tools (benchFlag) are left out of the help and of the
+// environment (printFlags is the help without them): only a command line
+// that names them sets them.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(benchFlag); ok {
+			return
+		}
 		name := "DRIP_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(name); ok && envErr == nil {
 			if err := fs.Set(f.Name, v); err != nil {
@@ -58,6 +65,41 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// benchFlag is a bool flag that drip bench gives the drip serve it starts
+// (--bench-noop), not an operator's: parseFlags hides it.
+type benchFlag struct{ v *bool }
+
+func (b benchFlag) String() string {
+	if b.v == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*b.v)
+}
+
+func (b benchFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err == nil {
+		*b.v = v
+	}
+	return err
+}
+
+func (benchFlag) IsBoolFlag() bool { return true }
+
+// printFlags is fs's default help without the flags of drip's own tools.
+func printFlags(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	shown.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(benchFlag); !ok {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	shown.PrintDefaults()
 }
 
 // openStore opens the database the flags name and applies its migrations.

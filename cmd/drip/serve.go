@@ -42,7 +42,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	batchMax := fs.Int("batch-max", 0, "most payouts committed in one transaction (group commit, D5); 0: engine default")
 	batchWait := fs.Duration("batch-wait", 0, "how long a batch waits for more payouts before committing; 0: take what is queued")
 	batchWriters := fs.Int("batch-writers", 0, "transactions committing payouts at once, each for a shard of faucets; 0: engine default")
-	benchNoop := fs.Bool("bench-noop", false, "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
+	// Only drip bench starts a server with the no-op ceiling endpoint:
+	// the flag is hidden from the help and from DRIP_ variables.
+	benchNoop := new(bool)
+	fs.Var(benchFlag{benchNoop}, "bench-noop", "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
+	fs.Usage = func() { printFlags(fs) }
 	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for drip bench)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	redisURL := fs.String("redis-url", "", "share request-rate limits (D40) between nodes through this Redis (redis://host:port/db)")

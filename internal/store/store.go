@@ -191,11 +191,6 @@ type Tx interface {
 	PayoutsInsert(ctx context.Context, b *PayoutBatch) error
 
 	PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error)
-	// PayoutBulkLoad stores p.Count payouts at once, each with its transfer,
-	// together with the deposit that funds them and the balances they move,
-	// so the ledger still reconciles (D3). It exists for drip bench's growth
-	// run. ErrNotFound when no user has an id in the recipients' range.
-	PayoutBulkLoad(ctx context.Context, p *PayoutBulkLoadParams) error
 	EventInsert(ctx context.Context, e *drip.Event) error
 	RefusalInsert(ctx context.Context, userID, faucetID int64, at time.Time) error
 
@@ -271,19 +266,6 @@ type PayoutListParams struct {
 	FaucetID int64
 	Coin     string // "" for every coin
 	Limit    int
-}
-
-// PayoutBulkLoadParams describe a bulk load: Count payouts of Amount each
-// from the faucet, paid round-robin in id order to the users whose ids lie
-// in [FirstRecipientID, LastRecipientID], all created at CreatedAt.
-type PayoutBulkLoadParams struct {
-	FaucetID         int64
-	FirstRecipientID int64
-	LastRecipientID  int64
-	Coin             string
-	Amount           int64
-	Count            int64
-	CreatedAt        time.Time
 }
 
 // PayoutWindowParams selects the payouts an owner send limit counts (D41).

@@ -44,7 +44,7 @@ type queries struct {
 	AuditInsert, AuditList                                                       string
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              string
 
-	// The statements of store.Tx.PayoutBulkLoad, in the order it runs them.
+	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits string
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -441,53 +440,6 @@ func (q *querier) PayoutInsert(ctx context.Context, p *drip.Payout, transferID i
 	err := q.scanRow(ctx, q.q.PayoutInsert, []any{p.FaucetID, p.RecipientID, transferID, p.To, p.Coin,
 		p.Amount, p.IPAddress, p.Referral, micros(p.CreatedAt)}, &id)
 	return id, err
-}
-
-func (q *querier) PayoutBulkLoad(ctx context.Context, p *store.PayoutBulkLoadParams) error {
-	if p.Count <= 0 || p.Amount <= 0 || p.Count > math.MaxInt64/p.Amount {
-		return fmt.Errorf("store: bulk load of %d payouts of %d: count and amount must be positive and their product fit", p.Count, p.Amount)
-	}
-	f, err := q.FaucetGetByID(ctx, p.FaucetID)
-	if err != nil {
-		return err
-	}
-	total, at := p.Count*p.Amount, micros(p.CreatedAt)
-	// The deposit that funds the load, faucet first (see the SQL file).
-	if _, err := q.BalanceCredit(ctx, f.AccountID, p.Coin, total); err != nil {
-		return err
-	}
-	if _, err := q.BalanceCredit(ctx, drip.AccountDeposits, p.Coin, -total); err != nil {
-		return err
-	}
-	if _, err := q.TransferInsert(ctx, &store.Transfer{Coin: p.Coin, From: drip.AccountDeposits, To: f.AccountID,
-		Amount: total, Kind: "deposit", CreatedAt: p.CreatedAt}); err != nil {
-		return err
-	}
-	var before int64
-	if err := q.scanRow(ctx, q.q.PayoutBulkLoadBefore, nil, &before); err != nil {
-		return err
-	}
-	n, err := q.exec(ctx, q.q.PayoutBulkLoadTransfers, p.Coin, f.AccountID, p.Amount, p.Count,
-		p.FirstRecipientID, p.LastRecipientID, at)
-	if err != nil {
-		return err
-	}
-	if n != p.Count {
-		// No recipient in the range: nothing would balance the deposit.
-		return fmt.Errorf("store: bulk load inserted %d of %d transfers: no user has an id in [%d, %d]: %w",
-			n, p.Count, p.FirstRecipientID, p.LastRecipientID, store.ErrNotFound)
-	}
-	if n, err = q.exec(ctx, q.q.PayoutBulkLoadPayouts, p.FaucetID, before, f.AccountID); err != nil {
-		return err
-	}
-	if n != p.Count {
-		return fmt.Errorf("store: bulk load inserted %d payouts for %d transfers", n, p.Count)
-	}
-	if _, err := q.exec(ctx, q.q.PayoutBulkLoadCredits, before, f.AccountID); err != nil {
-		return err
-	}
-	_, err = q.BalanceDebit(ctx, f.AccountID, p.Coin, total)
-	return err
 }
 
 func (q *querier) PayoutList(ctx context.Context, p *store.PayoutListParams) ([]drip.Payout, error) {
