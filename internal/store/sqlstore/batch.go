@@ -45,7 +45,7 @@ func (q *querier) BalancesDebit(ctx context.Context, debits map[store.BalanceKey
 	if n != int64(len(rows)) {
 		// Some balance could not cover its debit. The caller's transaction
 		// must roll back: the debits that did apply are not undone here.
-		return store.ErrInsufficientFunds
+		return fmt.Errorf("%s: %w", q.q.BalancesDebit.name, store.ErrInsufficientFunds)
 	}
 	return nil
 }
@@ -58,16 +58,16 @@ func (q *querier) PayoutIDsNext(ctx context.Context, n int) ([]int64, error) {
 	return q.ids(ctx, q.q.PayoutIDsNext, n)
 }
 
-func (q *querier) ids(ctx context.Context, sql string, n int) ([]int64, error) {
+func (q *querier) ids(ctx context.Context, s stmt, n int) ([]int64, error) {
 	out := make([]int64, 0, n)
-	err := q.list(ctx, sql, []any{n}, func(r Rows) error {
+	err := q.list(ctx, s, []any{n}, func(r Rows) error {
 		var id int64
 		err := r.Scan(&id)
 		out = append(out, id)
 		return err
 	})
 	if err == nil && len(out) != n {
-		err = fmt.Errorf("store: reserved %d ids of %d", len(out), n)
+		err = fmt.Errorf("%s: reserved %d ids of %d", s.name, len(out), n)
 	}
 	return out, err
 }
@@ -184,7 +184,7 @@ func balanceRows(amounts map[store.BalanceKey]int64) ([]creditRow, error) {
 
 // execJSON runs a batch statement over rows given as a JSON array ($1)
 // and, when at is not nil, the batch's timestamp ($2).
-func (q *querier) execJSON(ctx context.Context, sql string, rows any, at any) error {
+func (q *querier) execJSON(ctx context.Context, s stmt, rows any, at any) error {
 	body, err := json.Marshal(rows)
 	if err != nil {
 		return err
@@ -193,6 +193,6 @@ func (q *querier) execJSON(ctx context.Context, sql string, rows any, at any) er
 	if at != nil {
 		args = append(args, at)
 	}
-	_, err = q.exec(ctx, sql, args...)
+	_, err = q.exec(ctx, s, args...)
 	return err
 }

@@ -66,7 +66,7 @@ func optionalTime(us *int64) *time.Time {
 	return &t
 }
 
-func (q *querier) getKey(ctx context.Context, sql string, args ...any) (*drip.Key, error) {
+func (q *querier) getKey(ctx context.Context, sql stmt, args ...any) (*drip.Key, error) {
 	return scanKey(func(dest ...any) error { return q.scanRow(ctx, sql, args, dest...) })
 }
 

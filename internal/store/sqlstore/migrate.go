@@ -48,8 +48,8 @@ func (db *DB) Migrate(ctx context.Context) error {
 			if err != nil || applied[version] {
 				return err
 			}
-			if _, err := q.exec(ctx, string(body)); err != nil {
-				return fmt.Errorf("migration %s: %w", name, err)
+			if _, err := q.exec(ctx, stmt{name: "migration " + name, sql: string(body)}); err != nil {
+				return err
 			}
 			_, err = q.exec(ctx, q.q.MigrationRecord, version, time.Now().UnixMicro())
 			return err

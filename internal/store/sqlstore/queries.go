@@ -11,41 +11,46 @@ import (
 //go:embed queries.sql
 var sharedQueries string
 
+// stmt is one statement: its name in the SQL files, which every error it
+// returns carries ("PayoutsInsertJSON: ..."), so the one log line at the
+// edge says which statement failed, and its SQL as the engine runs it.
+type stmt struct{ name, sql string }
+
 // queries holds every statement by name; loadQueries fills each field from
 // the SQL files and fails if one is missing, so a typo cannot reach runtime.
 type queries struct {
-	SecretGet, SecretInit                                                        string
-	CoinList, CoinSetActive                                                      string
-	AccountCreate                                                                string
-	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash          string
-	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus               string
-	UserAddressAdd, UserAddressList                                              string
-	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate           string
-	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                  string
-	FaucetLock                                                                   string
-	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                         string
-	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists     string
-	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                    string
-	BalancesLock, BalancesDebit, TransferIDsNext, PayoutIDsNext                  string
-	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON string
-	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke              string
-	EventInsert, EventList, EventGet, EventProbe, Ping                           string
-	RefusalInsert, RefusalCountOthers                                            string
-	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       string
-	FaucetListListed                                                             string
-	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                     string
-	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd              string
-	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount   string
-	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet        string
-	NotificationDue, NotificationLease, NotificationRecord                       string
-	ListingCostList, ListingCostSet, ListingCostDelete                           string
-	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet          string
-	ListingRequestListByStatus, ListingRequestDecide                             string
-	AuditInsert, AuditList                                                       string
-	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              string
+	SecretGet, SecretInit                                                        stmt
+	CoinList, CoinSetActive                                                      stmt
+	AccountCreate                                                                stmt
+	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash          stmt
+	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus               stmt
+	UserAddressAdd, UserAddressList                                              stmt
+	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate           stmt
+	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                  stmt
+	FaucetLock                                                                   stmt
+	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                         stmt
+	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists     stmt
+	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                    stmt
+	BalancesLock, BalancesDebit, TransferIDsNext, PayoutIDsNext                  stmt
+	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON stmt
+	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke              stmt
+	EventInsert, EventList, EventGet, EventProbe, Ping                           stmt
+	RefusalInsert, RefusalCountOthers                                            stmt
+	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       stmt
+	FaucetListListed                                                             stmt
+	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                     stmt
+	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd              stmt
+	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount   stmt
+	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet        stmt
+	NotificationDue, NotificationLease, NotificationRecord                       stmt
+	ListingCostList, ListingCostSet, ListingCostDelete                           stmt
+	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet          stmt
+	ListingRequestListByStatus, ListingRequestDecide                             stmt
+	AuditInsert, AuditList                                                       stmt
+	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
-	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits string
+	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits stmt
 }
 
 var (
@@ -82,7 +87,7 @@ func loadQueries(overrides string, rebind func(string) string) (*queries, error)
 		sql = include.ReplaceAllStringFunc(sql, func(ref string) string {
 			return m[ref[2:len(ref)-2]]
 		})
-		v.Field(i).SetString(rebind(sql))
+		v.Field(i).Set(reflect.ValueOf(stmt{name: name, sql: rebind(sql)}))
 	}
 	return q, nil
 }

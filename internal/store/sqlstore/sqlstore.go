@@ -42,7 +42,7 @@ func (db *DB) Statements() []string {
 	v := reflect.ValueOf(db.q).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		if name := v.Type().Field(i).Name; !strings.HasPrefix(name, "Migration") {
-			out = append(out, v.Field(i).String())
+			out = append(out, v.Field(i).Interface().(stmt).sql)
 		}
 	}
 	return out
@@ -72,7 +72,7 @@ func (db *DB) Transact(ctx context.Context, fn func(store.Tx) error) error {
 func (db *DB) transactOnce(ctx context.Context, fn func(store.Tx) error) (err error) {
 	tc, err := db.drv.Begin(ctx)
 	if err != nil {
-		return db.drv.Translate(err)
+		return fmt.Errorf("BEGIN: %w", db.drv.Translate(err))
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -88,11 +88,11 @@ func (db *DB) transactOnce(ctx context.Context, fn func(store.Tx) error) (err er
 	}
 	if err = tc.Commit(ctx); err != nil {
 		if db.drv.RolledBack(err) {
-			return db.drv.Translate(err)
+			return fmt.Errorf("COMMIT: %w", db.drv.Translate(err))
 		}
 		// The commit may have reached the database and taken effect; only
 		// the caller can settle it, by asking (D6).
-		return fmt.Errorf("%w: %w", store.ErrCommitUnknown, db.drv.Translate(err))
+		return fmt.Errorf("%w: COMMIT: %w", store.ErrCommitUnknown, db.drv.Translate(err))
 	}
 	return nil
 }
@@ -132,40 +132,51 @@ type querier struct {
 	drv Driver
 }
 
-func (q *querier) exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	n, err := q.c.Exec(ctx, sql, args...)
-	return n, q.drv.Translate(err)
+// fail translates a driver error (store.ErrNotFound, ErrConflict,
+// ErrUnavailable, ...) and wraps it with the statement's name, so the log
+// line at the edge says which statement failed; errors.Is still finds the
+// store's errors and errors.As the driver's.
+func (q *querier) fail(s stmt, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", s.name, q.drv.Translate(err))
+}
+
+func (q *querier) exec(ctx context.Context, s stmt, args ...any) (int64, error) {
+	n, err := q.c.Exec(ctx, s.sql, args...)
+	return n, q.fail(s, err)
 }
 
 // execOne runs a statement that must change exactly one row.
-func (q *querier) execOne(ctx context.Context, sql string, args ...any) error {
-	n, err := q.exec(ctx, sql, args...)
+func (q *querier) execOne(ctx context.Context, s stmt, args ...any) error {
+	n, err := q.exec(ctx, s, args...)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return store.ErrNotFound
+		return fmt.Errorf("%s: %w", s.name, store.ErrNotFound)
 	}
 	return nil
 }
 
-func (q *querier) scanRow(ctx context.Context, sql string, args []any, dest ...any) error {
-	return q.drv.Translate(q.c.QueryRow(ctx, sql, args...).Scan(dest...))
+func (q *querier) scanRow(ctx context.Context, s stmt, args []any, dest ...any) error {
+	return q.fail(s, q.c.QueryRow(ctx, s.sql, args...).Scan(dest...))
 }
 
 // list runs a query and calls scan once per row.
-func (q *querier) list(ctx context.Context, sql string, args []any, scan func(Rows) error) error {
-	rows, err := q.c.Query(ctx, sql, args...)
+func (q *querier) list(ctx context.Context, s stmt, args []any, scan func(Rows) error) error {
+	rows, err := q.c.Query(ctx, s.sql, args...)
 	if err != nil {
-		return q.drv.Translate(err)
+		return q.fail(s, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		if err := scan(rows); err != nil {
-			return q.drv.Translate(err)
+			return q.fail(s, err)
 		}
 	}
-	return q.drv.Translate(rows.Err())
+	return q.fail(s, rows.Err())
 }
 
 func micros(t time.Time) int64      { return t.UnixMicro() }
@@ -203,7 +214,7 @@ func (q *querier) AccountCreate(ctx context.Context, kind string, at time.Time) 
 	return id, err
 }
 
-func (q *querier) getUser(ctx context.Context, sql string, args ...any) (*drip.User, error) {
+func (q *querier) getUser(ctx context.Context, sql stmt, args ...any) (*drip.User, error) {
 	var u drip.User
 	var status string
 	var created int64
@@ -305,7 +316,7 @@ func scanFaucet(scan func(dest ...any) error) (*drip.Faucet, error) {
 	return &f, nil
 }
 
-func (q *querier) getFaucet(ctx context.Context, sql string, args ...any) (*drip.Faucet, error) {
+func (q *querier) getFaucet(ctx context.Context, sql stmt, args ...any) (*drip.Faucet, error) {
 	return scanFaucet(func(dest ...any) error { return q.scanRow(ctx, sql, args, dest...) })
 }
 
@@ -313,7 +324,7 @@ func (q *querier) FaucetListByOwner(ctx context.Context, ownerID int64) ([]drip.
 	return q.listFaucets(ctx, q.q.FaucetListByOwner, ownerID)
 }
 
-func (q *querier) listFaucets(ctx context.Context, sql string, args ...any) ([]drip.Faucet, error) {
+func (q *querier) listFaucets(ctx context.Context, sql stmt, args ...any) ([]drip.Faucet, error) {
 	var out []drip.Faucet
 	err := q.list(ctx, sql, args, func(r Rows) error {
 		f, err := scanFaucet(r.Scan)
@@ -418,7 +429,7 @@ func (q *querier) BalanceDebit(ctx context.Context, accountID int64, coin string
 	var after int64
 	err := q.scanRow(ctx, q.q.BalanceDebit, []any{accountID, coin, amount}, &after)
 	if errors.Is(err, store.ErrNotFound) {
-		return 0, store.ErrInsufficientFunds
+		return 0, fmt.Errorf("%s: %w", q.q.BalanceDebit.name, store.ErrInsufficientFunds)
 	}
 	return after, err
 }

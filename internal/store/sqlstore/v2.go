@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -68,7 +69,7 @@ func (q *querier) KeySpendAdd(ctx context.Context, keyID, day, amount, capMicros
 	var spent int64
 	err := q.scanRow(ctx, q.q.KeySpendAdd, []any{keyID, day, amount, capMicros}, &spent)
 	if errors.Is(err, store.ErrNotFound) {
-		return 0, store.ErrLimitReached
+		return 0, fmt.Errorf("%s: %w", q.q.KeySpendAdd.name, store.ErrLimitReached)
 	}
 	return spent, err
 }
@@ -148,7 +149,7 @@ type notificationRow struct {
 	Balance   int64  `json:"balance"`
 }
 
-func (q *querier) notifications(ctx context.Context, sql string, args ...any) ([]drip.Notification, error) {
+func (q *querier) notifications(ctx context.Context, sql stmt, args ...any) ([]drip.Notification, error) {
 	out := []drip.Notification{}
 	err := q.list(ctx, sql, args, func(r Rows) error {
 		n, err := scanNotification(r.Scan)
@@ -228,7 +229,7 @@ func (q *querier) ListingRequestGet(ctx context.Context, id int64) (*drip.Listin
 	return &l, nil
 }
 
-func (q *querier) listings(ctx context.Context, sql string, args ...any) ([]drip.ListingRequest, error) {
+func (q *querier) listings(ctx context.Context, sql stmt, args ...any) ([]drip.ListingRequest, error) {
 	out := []drip.ListingRequest{}
 	err := q.list(ctx, sql, args, func(r Rows) error {
 		l, err := scanListing(r.Scan)

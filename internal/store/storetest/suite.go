@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +49,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"FaucetUpdateSettingsRoundTrips", testFaucetUpdateSettingsRoundTrips},
 		{"FaucetListByOwner", testFaucetListByOwner},
 		{"FaucetLock", testFaucetLock},
+		{"ErrorsNameTheirStatement", testErrorsNameTheirStatement},
 		{"BalanceOfNeverHeldCoinIsZero", testBalanceOfNeverHeldCoinIsZero},
 		{"BalanceCreditAndList", testBalanceCreditAndList},
 		{"BalanceDebitRefusesOverdraftAndChangesNothing", testBalanceDebitRefusesOverdraft},
@@ -729,6 +731,38 @@ func testFaucetLock(t *testing.T, st store.Store) {
 	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.FaucetLock(ctx, f.ID) })
 	if err := try(st, func(ctx context.Context, tx store.Tx) error { return tx.FaucetLock(ctx, 999999) }); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("FaucetLock of an unknown faucet: err = %v, want ErrNotFound", err)
+	}
+}
+
+// testErrorsNameTheirStatement: an error leaving the store says which
+// statement failed, for the one log line at the edge, and is still the
+// store's error for errors.Is.
+func testErrorsNameTheirStatement(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	owner := newUser(t, st, "owner")
+	cases := []struct {
+		name      string
+		err       error
+		want      error
+		statement string
+	}{
+		{"not found", func() error { _, err := st.UserGetByID(ctx, 999999); return err }(), store.ErrNotFound, "UserGetByID"},
+		{"no row changed", try(st, func(ctx context.Context, tx store.Tx) error { return tx.UserSetStatus(ctx, 999999, drip.UserSuspended) }),
+			store.ErrNotFound, "UserSetStatus"},
+		{"unique violation", try(st, func(ctx context.Context, tx store.Tx) error {
+			_, err := tx.UserCreate(ctx, &store.UserCreateParams{AccountID: owner.AccountID, Username: owner.Username,
+				Email: "other@example.com", CreatedAt: t0})
+			return err
+		}), store.ErrConflict, "UserCreate"},
+		{"overdraft", try(st, func(ctx context.Context, tx store.Tx) error {
+			_, err := tx.BalanceDebit(ctx, owner.AccountID, "BTC", 1)
+			return err
+		}), store.ErrInsufficientFunds, "BalanceDebit"},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, c.want) || !strings.HasPrefix(c.err.Error(), c.statement+": ") {
+			t.Errorf("%s: err = %v; want %v, prefixed %q", c.name, c.err, c.want, c.statement+": ")
+		}
 	}
 }
 
