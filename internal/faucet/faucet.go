@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
@@ -351,7 +352,9 @@ func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (before
 		}
 		for i, e := range *list {
 			(*list)[i] = strings.TrimSpace(e)
-			if (*list)[i] == "" || len((*list)[i]) > 320 {
+			// Counted in characters before trimming, as the schema counts
+			// (operation.UpdateRulesParams).
+			if (*list)[i] == "" || utf8.RuneCountInString(e) > 320 {
 				return nil, nil, drip.Errorf(drip.CodeInvalid, "Invalid list entry %q.", e)
 			}
 		}

@@ -87,7 +87,6 @@ func TestToolErrors(t *testing.T) {
 			{"inactive coin selected", "update_faucet_settings", map[string]any{"faucet_name": "X", "faucet_domain": "x.example.com",
 				"faucet_url": "https://x.example.com/", "faucet_description": "", "timer_minutes": 5, "currencies_selected": []string{"XYZ"}},
 				[]string{"currencies_selected", "XYZ"}},
-			{"not an IP", "set_ip_whitelist", map[string]any{"ip_whitelist": []string{"localhost"}}, []string{"localhost"}},
 			{"a threshold for no coin", "toggle_low_balance_notification", map[string]any{"thresholds": map[string]int64{"XYZ": 5}}, []string{"XYZ"}},
 
 			// Malformed arguments: the input schema, in words.
@@ -96,6 +95,7 @@ func TestToolErrors(t *testing.T) {
 			{"page out of range", "get_user_stats", map[string]any{"coin": "BTC", "page": 2_000_000}, []string{"page must be at most 1000000"}},
 			{"a limit with neither maximum", "set_ratelimits", map[string]any{"ratelimits": []any{
 				map[string]any{"per": "ip", "window_seconds": 60}}}, []string{"each of ratelimits[] needs max_count or max_amount"}},
+			{"not an IP", "set_ip_whitelist", map[string]any{"ip_whitelist": []string{"localhost"}}, []string{"ip_whitelist[] is not in the form"}},
 			{"a blank list entry", "update_anti_fraud_rules", map[string]any{"trust_rank": 0, "blacklist": []string{"  "}}, []string{"blacklist[] is not in the form"}},
 			{"a coin in lower case", "get_balance", map[string]any{"currency": "btc"}, []string{"currency is not in the form"}},
 			{"count of the wrong type", "get_payouts", map[string]any{"count": "ten"}, []string{"count must be a whole number"}},

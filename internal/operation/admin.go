@@ -3,6 +3,7 @@ package operation
 import (
 	"context"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -22,11 +23,32 @@ type CreateFaucetParams struct {
 	URL    string `json:"faucet_url" jsonschema:"the faucet site's http or https URL, on faucet_domain"`
 }
 
-func (CreateFaucetParams) refine(s *jsonschema.Schema) {
-	p := s.Properties
-	p["faucet_name"].MinLength, p["faucet_name"].MaxLength = new(1), new(64)
-	p["faucet_domain"].Format, p["faucet_domain"].MaxLength = "hostname", new(253)
-	p["faucet_url"].Format, p["faucet_url"].Pattern = "uri", `^[hH][tT][tT][pP][sS]?://`
+func (p CreateFaucetParams) validate() error { return checkSite(p.Name, p.Domain, p.URL) }
+
+func (CreateFaucetParams) refine(s *jsonschema.Schema) { siteSchema(s.Properties) }
+
+// siteSchema constrains a faucet's name, domain and URL (D38).
+func siteSchema(p map[string]*jsonschema.Schema) {
+	nonBlankSchema(p["faucet_name"], 64)
+	p["faucet_domain"].Format, p["faucet_domain"].MaxLength, p["faucet_domain"].Pattern = "hostname", new(253), hostnamePattern
+	p["faucet_domain"].Examples = []any{"faucet.example.com"}
+	p["faucet_url"].Format, p["faucet_url"].Pattern = "uri", urlPattern
+	p["faucet_url"].Examples = []any{"https://faucet.example.com/claim"}
+}
+
+// checkSite is siteSchema in Go, with the faucet service's messages; the
+// service then checks that the URL is on the domain (D38).
+func checkSite(name, domain, rawURL string) error {
+	if !NonBlank(name) || utf8.RuneCountInString(name) > 64 {
+		return drip.Errorf(drip.CodeInvalid, "Invalid faucet name: 1-64 characters.")
+	}
+	if len(domain) > 253 || !hostnameRE.MatchString(domain) {
+		return drip.Errorf(drip.CodeInvalid, "Invalid faucet domain: a hostname such as faucet.example.com.")
+	}
+	if !urlRE.MatchString(rawURL) {
+		return drip.Errorf(drip.CodeInvalid, "Invalid faucet URL: an http(s) URL on the faucet's domain.")
+	}
+	return nil
 }
 
 // CreatedFaucet is a new faucet's record and its v1 key.

@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -39,15 +40,14 @@ func (p UpdateFaucetParams) validate() error {
 			return drip.Errorf(drip.CodeInvalid, "Missing %s: faucet_name, faucet_domain, faucet_url, faucet_description and timer_minutes are required.", f.name)
 		}
 	}
-	return nil
+	return checkSite(*p.Name, *p.Domain, *p.URL)
 }
 
 func (UpdateFaucetParams) refine(s *jsonschema.Schema) {
 	p := s.Properties
-	p["faucet_name"].MinLength, p["faucet_name"].MaxLength = new(1), new(64)
-	p["faucet_domain"].Format, p["faucet_domain"].MaxLength = "hostname", new(253)
-	p["faucet_url"].Format, p["faucet_url"].Pattern = "uri", `^[hH][tT][tT][pP][sS]?://`
+	siteSchema(p)
 	p["faucet_description"].MaxLength = new(1000)
+	textSchema(p["faucet_description"])
 	p["timer_minutes"].Minimum, p["timer_minutes"].Maximum = new(1.0), new(1440.0)
 	coinSchema(p["currencies_selected"].Items)
 	p["categories_selected"].Items.Enum = enum(drip.Categories)
@@ -86,8 +86,14 @@ func (SetRateLimitsParams) refine(s *jsonschema.Schema) {
 	coinSchema(p["currency"])
 	p["per"].Enum = enum([]string{string(drip.PerFaucet), string(drip.PerRecipient), string(drip.PerIP)})
 	p["window_seconds"].Minimum, p["window_seconds"].Maximum = new(1.0), new(float64(maxWindowSecs))
-	p["max_count"].Minimum, p["max_amount"].Minimum = new(1.0), new(1.0)
-	item.AnyOf = []*jsonschema.Schema{{Required: []string{"max_count"}}, {Required: []string{"max_amount"}}}
+	// 0 (or absent) is "no maximum" for one of the two, so long as the
+	// other is positive (faucet.validateLimit).
+	p["max_count"].Minimum, p["max_amount"].Minimum = new(0.0), new(0.0)
+	positive := func(name string) *jsonschema.Schema {
+		return &jsonschema.Schema{Required: []string{name},
+			Properties: map[string]*jsonschema.Schema{name: {Type: "integer", Minimum: new(1.0)}}}
+	}
+	item.AnyOf = []*jsonschema.Schema{positive("max_count"), positive("max_amount")}
 }
 
 // RateLimitsChanged are the limits after a change, and its warning.
@@ -131,6 +137,11 @@ func (p SetIPWhitelistParams) validate() error {
 	if p.IPWhitelist == nil {
 		return drip.Errorf(drip.CodeInvalid, "Missing ip_whitelist: a list of addresses or CIDRs, empty to admit any IP.")
 	}
+	for _, e := range *p.IPWhitelist {
+		if !ipRE.MatchString(e) {
+			return drip.Errorf(drip.CodeInvalid, "Invalid IP address or CIDR %q: an IPv4 or IPv6 address or CIDR, without a zone or leading zeros.", e)
+		}
+	}
 	return nil
 }
 
@@ -138,6 +149,7 @@ func (SetIPWhitelistParams) refine(s *jsonschema.Schema) {
 	list := s.Properties["ip_whitelist"]
 	list.MaxItems = new(maxIPEntries)
 	list.Items.MinLength, list.Items.MaxLength = new(1), new(49) // the longest IPv6 CIDR
+	list.Items.Pattern = ipPattern
 }
 
 // IPWhitelistChanged is the IP whitelist after a change, and its warning.
@@ -171,8 +183,29 @@ func (r *runner) setIPWhitelist(ctx context.Context, c *payout.Caller, p SetIPWh
 // ToggleLowBalanceParams turn the low-balance alert on or off and set
 // thresholds.
 type ToggleLowBalanceParams struct {
-	Enabled    *bool            `json:"enabled,omitempty" jsonschema:"true turns the alert on, false off; absent flips it"`
-	Thresholds map[string]int64 `json:"thresholds,omitempty" jsonschema:"coin symbol -> threshold in smallest units; 0 removes a coin's threshold"`
+	Enabled    *bool             `json:"enabled,omitempty" jsonschema:"true turns the alert on, false off; absent flips it"`
+	Thresholds map[string]*int64 `json:"thresholds,omitempty" jsonschema:"coin symbol -> threshold in smallest units; 0 removes a coin's threshold"`
+}
+
+func (p ToggleLowBalanceParams) validate() error {
+	for coin, t := range p.Thresholds {
+		if t == nil { // a JSON null, which the schema refuses
+			return drip.Errorf(drip.CodeInvalid, "Invalid threshold for %s: a whole number of smallest units, 0 to remove it.", coin)
+		}
+	}
+	return nil
+}
+
+// thresholds are the thresholds validate checked.
+func (p ToggleLowBalanceParams) thresholds() map[string]int64 {
+	if p.Thresholds == nil {
+		return nil
+	}
+	out := make(map[string]int64, len(p.Thresholds))
+	for coin, t := range p.Thresholds {
+		out[coin] = *t
+	}
+	return out
 }
 
 func (ToggleLowBalanceParams) refine(s *jsonschema.Schema) {
@@ -184,7 +217,7 @@ func (ToggleLowBalanceParams) refine(s *jsonschema.Schema) {
 // toggleLowBalance flips the low-balance alert, or sets it as enabled
 // says; thresholds (0 removes one) may come with it.
 func (r *runner) toggleLowBalance(ctx context.Context, c *payout.Caller, p ToggleLowBalanceParams) (reply.LowBalanceNotification, string, error) {
-	f, err := r.Faucets.SetLowBalance(ctx, c.Faucet.ID, faucet.LowBalanceChange{Enabled: p.Enabled, Thresholds: p.Thresholds})
+	f, err := r.Faucets.SetLowBalance(ctx, c.Faucet.ID, faucet.LowBalanceChange{Enabled: p.Enabled, Thresholds: p.thresholds()})
 	if err != nil {
 		return reply.LowBalanceNotification{}, "", err
 	}
@@ -250,6 +283,16 @@ func (p UpdateRulesParams) validate() error {
 	if p.TrustRank == nil {
 		return drip.Errorf(drip.CodeInvalid, "Missing trust_rank: a whole number from 0 to 100.")
 	}
+	for _, list := range []*[]string{p.Whitelist, p.Blacklist} {
+		if list == nil {
+			continue
+		}
+		for _, e := range *list {
+			if !NonBlank(e) || utf8.RuneCountInString(e) > maxListEntry {
+				return drip.Errorf(drip.CodeInvalid, "Invalid list entry %q.", e)
+			}
+		}
+	}
 	return nil
 }
 
@@ -259,8 +302,7 @@ func (UpdateRulesParams) refine(s *jsonschema.Schema) {
 	}
 	for _, list := range []string{"whitelist", "blacklist"} {
 		s.Properties[list].MaxItems = new(maxRuleList)
-		s.Properties[list].Items.MinLength, s.Properties[list].Items.MaxLength = new(1), new(maxListEntry)
-		s.Properties[list].Items.Pattern = `\S` // trimmed, an entry must keep a character
+		nonBlankSchema(s.Properties[list].Items, maxListEntry) // trimmed, an entry must keep a character
 	}
 }
 

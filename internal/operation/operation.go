@@ -14,6 +14,7 @@ package operation
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -49,7 +50,8 @@ type Op struct {
 	scope  drip.Scope
 	input  *jsonschema.Schema
 	output *jsonschema.Schema
-	params func() any // a new zero Params, for tests that generate requests
+	record *jsonschema.Schema // output without a change's warning, as v2 answers it
+	params func() any         // a new zero Params, for tests that generate requests
 	call   func(ctx context.Context, c *payout.Caller, decode Decoder) (any, string, error)
 }
 
@@ -65,6 +67,12 @@ func (o *Op) InputSchema() *jsonschema.Schema { return o.input.CloneSchemas() }
 
 // OutputSchema is the schema of the operation's record, a copy.
 func (o *Op) OutputSchema() *jsonschema.Schema { return o.output.CloneSchemas() }
+
+// RecordSchema is the schema of the record as v2 answers it: a change's
+// record without its warning (its Record method), which the specification
+// gives to the tool server alone (spec 4.3); OutputSchema otherwise. A
+// copy.
+func (o *Op) RecordSchema() *jsonschema.Schema { return o.record.CloneSchemas() }
 
 // NewParams is a pointer to a new zero value of the operation's Params.
 func (o *Op) NewParams() any { return o.params() }
@@ -94,8 +102,14 @@ func Define[P, R any](name string, scope drip.Scope, run func(ctx context.Contex
 	if r, ok := any(*new(P)).(refiner); ok {
 		r.refine(in)
 	}
+	out, record := schemaFor[R](false), (*jsonschema.Schema)(nil)
+	if r, ok := any(*new(R)).(interface{ Record() any }); ok {
+		record = schemaOf(reflect.TypeOf(r.Record()), false)
+	} else {
+		record = out
+	}
 	return &Op{
-		name: name, scope: scope, input: in, output: schemaFor[R](false),
+		name: name, scope: scope, input: in, output: out, record: record,
 		params: func() any { return new(P) },
 		call: func(ctx context.Context, c *payout.Caller, decode Decoder) (any, string, error) {
 			var p P

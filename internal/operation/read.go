@@ -83,6 +83,7 @@ func (p CheckAddressParams) validate() error {
 
 func (CheckAddressParams) refine(s *jsonschema.Schema) {
 	s.Properties["address"].MinLength = new(1)
+	textSchema(s.Properties["address"])
 	coinSchema(s.Properties["currency"])
 }
 

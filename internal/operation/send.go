@@ -33,6 +33,10 @@ func (SendParams) refine(s *jsonschema.Schema) {
 	k := s.Properties["idempotency_key"]
 	k.MinLength, k.MaxLength, k.Pattern = new(1), new(payout.MaxIdempotencyKey), `^[\x20-\x7e]+$`
 	coinSchema(s.Properties["currency"])
+	s.Properties["to"].MinLength = new(1)
+	for _, text := range []string{"to", "ip_address", "referral"} {
+		textSchema(s.Properties[text])
+	}
 }
 
 // Amount is an amount as a JSON number or a string of digits; its text is
