@@ -190,22 +190,59 @@ func memberPath(stack []jsonLevel) string {
 
 // exactFieldNames refuses members whose names match a field only when case
 // is ignored, as encoding/json would: {"Currency": ...} is an unknown
-// field, as the OpenAPI document says. Bodies that are not objects are
-// left to the decoder's own error.
+// field, as the OpenAPI document says, at any depth ({"ratelimits":
+// [{"CURRENCY": ...}]} too). Bodies that are not objects are left to the
+// decoder's own error.
 func exactFieldNames(body []byte, dst any) error {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(body, &members) != nil {
-		return nil
+	return exactNames(body, reflect.TypeOf(dst).Elem(), "")
+}
+
+func exactNames(raw json.RawMessage, t reflect.Type, where string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	t := reflect.TypeOf(dst).Elem()
-	known := map[string]bool{}
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		known[name] = true
-	}
-	for name := range members {
-		if !known[name] {
-			return drip.Errorf(drip.CodeInvalid, "Unknown field %q.", name)
+	switch t.Kind() {
+	case reflect.Slice:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for i, item := range items {
+			if err := exactNames(item, t.Elem(), fmt.Sprintf("%s[%d]", where, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return nil
+		}
+		for name, v := range members {
+			if err := exactNames(v, t.Elem(), where+"."+name); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		for i := 0; i < t.NumField(); i++ {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			fields[name] = t.Field(i).Type
+		}
+		for name, v := range members {
+			ft, ok := fields[name]
+			if !ok {
+				if where == "" {
+					return drip.Errorf(drip.CodeInvalid, "Unknown field %q.", name)
+				}
+				return drip.Errorf(drip.CodeInvalid, "Unknown field %q in %s.", name, strings.TrimPrefix(where, "."))
+			}
+			if err := exactNames(v, ft, where+"."+name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

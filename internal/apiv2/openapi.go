@@ -37,9 +37,11 @@ import (
 //go:embed openapi.tmpl.json
 var openAPITemplate []byte
 
-// bodyDescription is every request body's description.
-const bodyDescription = "A JSON object; the body is read as JSON whatever its Content-Type says. " +
-	"Unknown fields are refused with 400 invalid; a body that is null, a list or a scalar with 400 malformed_request."
+// bodyDescription is every request body's description. The size limit is
+// the one rule of the body that a schema cannot say.
+var bodyDescription = fmt.Sprintf("A JSON object; the body is read as JSON whatever its Content-Type says. "+
+	"Unknown fields are refused with 400 invalid; a body that is null, a list or a scalar, "+
+	"or larger than %d KiB, with 400 malformed_request.", maxBody>>10)
 
 // Document generates the OpenAPI 3.1 document of v2 over ops.
 func Document(ops *operation.Service) ([]byte, error) {

@@ -193,3 +193,29 @@ func sameMethods(allow string, methods []string) bool {
 	slices.Sort(got)
 	return len(methods) > 0 && slices.Equal(got, methods)
 }
+
+// ValidateV2Request tells whether the OpenAPI document allows a request:
+// method on path (with its query) and, for a POST, body. It is the
+// document's side of the property test of v2 (issue 10 item 2).
+func ValidateV2Request(method, path string, body []byte) error {
+	spec, err := loadV2Spec()
+	if err != nil {
+		return fmt.Errorf("OpenAPI document: %w", err)
+	}
+	r, err := http.NewRequest(method, "http://127.0.0.1:1"+apiv2.Prefix+path, http.NoBody)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		r.Header.Set("Content-Type", "application/json")
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	route, params, err := spec.router.FindRoute(r)
+	if err != nil {
+		return fmt.Errorf("find route: %w", err)
+	}
+	return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: r, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
+}

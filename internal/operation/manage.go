@@ -83,7 +83,7 @@ func (SetRateLimitsParams) refine(s *jsonschema.Schema) {
 	list.MaxItems = new(maxLimits)
 	item := list.Items
 	p := item.Properties
-	coinSchema(p["currency"])
+	optionalCoinSchema(p["currency"]) // "": every coin, as absent
 	p["per"].Enum = enum([]string{string(drip.PerFaucet), string(drip.PerRecipient), string(drip.PerIP)})
 	p["window_seconds"].Minimum, p["window_seconds"].Maximum = new(1.0), new(float64(maxWindowSecs))
 	// 0 (or absent) is "no maximum" for one of the two, so long as the
@@ -211,7 +211,8 @@ func (p ToggleLowBalanceParams) thresholds() map[string]int64 {
 func (ToggleLowBalanceParams) refine(s *jsonschema.Schema) {
 	t := s.Properties["thresholds"]
 	t.AdditionalProperties.Minimum = new(0.0)
-	t.PropertyNames = &jsonschema.Schema{Pattern: coinPattern}
+	t.PropertyNames = &jsonschema.Schema{}
+	coinSchema(t.PropertyNames)
 }
 
 // toggleLowBalance flips the low-balance alert, or sets it as enabled

@@ -30,7 +30,7 @@ type BalanceParams struct {
 	Currency string `json:"currency,omitempty" jsonschema:"coin symbol, upper-case (BTC, DOGE...); default: the faucet's first selected coin, or BTC"`
 }
 
-func (BalanceParams) refine(s *jsonschema.Schema) { coinSchema(s.Properties["currency"]) }
+func (BalanceParams) refine(s *jsonschema.Schema) { optionalCoinSchema(s.Properties["currency"]) }
 
 // balance is one coin's balance.
 func (r *runner) balance(ctx context.Context, c *payout.Caller, p BalanceParams) (reply.Balance, string, error) {
@@ -84,7 +84,7 @@ func (p CheckAddressParams) validate() error {
 func (CheckAddressParams) refine(s *jsonschema.Schema) {
 	s.Properties["address"].MinLength = new(1)
 	textSchema(s.Properties["address"])
-	coinSchema(s.Properties["currency"])
+	optionalCoinSchema(s.Properties["currency"])
 }
 
 // checkAddress verifies a destination. A wallet address needs the coin it
@@ -119,7 +119,7 @@ func (p PayoutsParams) validate() error {
 }
 
 func (PayoutsParams) refine(s *jsonschema.Schema) {
-	coinSchema(s.Properties["currency"])
+	optionalCoinSchema(s.Properties["currency"])
 	count := s.Properties["count"]
 	count.Minimum, count.Maximum, count.Default = new(1.0), new(float64(maxCount)), json.RawMessage("10")
 }

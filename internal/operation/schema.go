@@ -112,6 +112,13 @@ func coinSchema(s *jsonschema.Schema) {
 	s.Examples = []any{"BTC", "DOGE", "LTC", "ETH"}
 }
 
+// optionalCoinSchema constrains a coin symbol that may be left out: ""
+// is read as absent, as null and no member are.
+func optionalCoinSchema(s *jsonschema.Schema) {
+	coinSchema(s)
+	s.Pattern = `^([A-Z0-9]{2,10})?$`
+}
+
 // spaces are the characters strings.TrimSpace trims (unicode.IsSpace),
 // written literally so that a pattern holding them means the same in Go's
 // regexp and in ECMA-262, the dialect of JSON Schema patterns.
@@ -164,6 +171,7 @@ const (
 )
 
 var (
+	coinRE     = regexp.MustCompile(coinPattern)
 	hostnameRE = regexp.MustCompile(hostnamePattern)
 	urlRE      = regexp.MustCompile(urlPattern)
 	ipRE       = regexp.MustCompile(ipPattern)
