@@ -26,22 +26,6 @@ func (p SendParams) validate() error {
 	if p.IdempotencyKey == "" {
 		return drip.Errorf(drip.CodeInvalid, "Missing idempotency_key: one unique key per logical payout, reused on retries.")
 	}
-	// What the schema refuses is refused here, before the key is looked
-	// up: a request of the wrong shape is 400 whatever its key bound
-	// before, never 409 idempotency_key_reuse. The codes and messages are
-	// the pipeline's, in the order of D21.
-	switch {
-	case p.Currency == "":
-		return drip.Errorf(drip.CodeInvalidCurrency, "Invalid currency: currency is required.")
-	case !coinRE.MatchString(p.Currency):
-		return drip.Errorf(drip.CodeInvalidCurrency, "Invalid currency: not a supported coin.")
-	}
-	if _, ok := drip.ParseAmount(string(p.Amount)); !ok {
-		return drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: must be a positive integer in the smallest unit.")
-	}
-	if p.To == "" {
-		return drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: no user owns this destination.")
-	}
 	return nil
 }
 
