@@ -215,8 +215,8 @@ type faultRun struct {
 func startFaultRun(t *testing.T, name string, db *faultDB, p faultProfile, expect runExpect) *faultRun {
 	t.Helper()
 	r := &faultRun{t: t, name: name, expect: expect, db: db, fx: newFaultFixture(t, db)}
-	// The rate limit must refuse nothing: refusals are not what is tested.
-	args := append([]string{"--rate-per-minute", "1000000", "--rate-burst", "1000000",
+	// The rate limits must refuse nothing: refusals are not what is tested.
+	args := append([]string{"--rate-per-minute", "1000000", "--rate-burst", "1000000", "--ip-rate-per-minute", "0",
 		"--request-timeout", faultRequestTimeout.String()}, db.serveArgs...)
 	if expect.redisURL != "" {
 		u, err := url.Parse(expect.redisURL)

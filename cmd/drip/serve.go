@@ -38,6 +38,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	ratePerMinute := fs.Float64("rate-per-minute", ratelimit.Default.PerMinute, "request rate per key (D40)")
 	rateBurst := fs.Int("rate-burst", ratelimit.Default.Burst, "request burst per key (D40)")
+	ipRate := fs.Float64("ip-rate-per-minute", ratelimit.DefaultCaller.PerMinute, "request rate per caller IP, authenticated or not (D29); a refused key costs 11; 0 turns the limit off")
+	ipBurst := fs.Int("ip-rate-burst", ratelimit.DefaultCaller.Burst, "request burst per caller IP (D29)")
 	trustedProxies := fs.String("trusted-proxies", "", "load balancers (addresses or CIDRs, comma-separated) whose X-Forwarded-For tells the caller's IP")
 	batchMax := fs.Int("batch-max", 0, "most payouts committed in one transaction (group commit, D5); 0: engine default")
 	batchWait := fs.Duration("batch-wait", 0, "how long a batch waits for more payouts before committing; 0: take what is queued")
@@ -66,6 +68,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *ratePerMinute <= 0 || *rateBurst < 1 {
 		return usagef("--rate-per-minute and --rate-burst must be positive")
+	}
+	if *ipRate < 0 || *ipBurst < 1 {
+		return usagef("--ip-rate-per-minute must be 0 (off) or positive, --ip-rate-burst positive")
 	}
 	proxies, err := faucet.ParseIPList(*trustedProxies)
 	if err != nil {
@@ -106,8 +111,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("--idempotency-retention must be at least %s", payout.MinIdempotencyRetention)
 	}
 	rate := ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst}
+	ipRateCfg := ratelimit.Config{PerMinute: *ipRate, Burst: *ipBurst}
 	opts := app.Options{
-		Log: log, Rate: rate, IdempotencyRetention: *idemRetention,
+		Log: log, Rate: rate, CallerRate: ipRateCfg, NoCallerLimit: *ipRate == 0, IdempotencyRetention: *idemRetention,
 		Batch: ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
 	}
 	if *smtpURL != "" {
@@ -131,6 +137,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer limiter.Close()
 		opts.Limiter = limiter
+		if *ipRate > 0 { // the caller-IP buckets are shared too (D29), beside the keys'
+			callers, err := ratelimit.NewRedisPrefixed(*redisURL, *redisPrefix, ipRateCfg, log) // its buckets are named ip:...
+			if err != nil {
+				return fmt.Errorf("--redis-url: %w", err)
+			}
+			defer callers.Close()
+			opts.CallerLimiter = callers
+		}
 	}
 	svc, err := openApp(ctx, d, opts)
 	if err != nil {

@@ -34,13 +34,19 @@ import (
 
 // Options adjust the application; zero values give the defaults.
 type Options struct {
-	Now     func() time.Time   // the clock; time.Now
-	Rate    ratelimit.Config   // request rate per key; ratelimit.Default (D40)
-	Limiter ratelimit.Limiter  // overrides Rate, e.g. a shared limiter
-	Log     *slog.Logger       // discards when nil
-	Batch   ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
-	Prices  price.Source       // USD prices (D60); the built-in static table when nil
-	Mail    mail.Sender        // owners' low-balance emails (D43); written to the log when nil
+	Now     func() time.Time  // the clock; time.Now
+	Rate    ratelimit.Config  // request rate per key; ratelimit.Default (D40)
+	Limiter ratelimit.Limiter // overrides Rate, e.g. a shared limiter
+	// CallerRate is the request rate of each caller IP, authenticated or
+	// not (D29); ratelimit.DefaultCaller when zero. CallerLimiter overrides
+	// it (a shared limiter); NoCallerLimit sets no such limit.
+	CallerRate    ratelimit.Config
+	CallerLimiter ratelimit.Limiter
+	NoCallerLimit bool
+	Log           *slog.Logger       // discards when nil
+	Batch         ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
+	Prices        price.Source       // USD prices (D60); the built-in static table when nil
+	Mail          mail.Sender        // owners' low-balance emails (D43); written to the log when nil
 	// IdempotencyRetention is how long bound idempotency keys are kept
 	// (D35); payout.MinIdempotencyRetention when shorter.
 	IdempotencyRetention time.Duration
@@ -82,6 +88,15 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	if opts.Limiter == nil {
 		opts.Limiter = ratelimit.NewMemory(opts.Rate, opts.Now)
 	}
+	if opts.CallerRate == (ratelimit.Config{}) {
+		opts.CallerRate = ratelimit.DefaultCaller
+	}
+	if opts.CallerLimiter == nil && !opts.NoCallerLimit {
+		opts.CallerLimiter = ratelimit.NewMemory(opts.CallerRate, opts.Now)
+	}
+	if opts.NoCallerLimit {
+		opts.CallerLimiter = nil
+	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -102,7 +117,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
-		Limiter: opts.Limiter, Keys: a.Keys, Prices: opts.Prices, Now: opts.Now,
+		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices, Now: opts.Now,
 	})
 	a.Ops = operation.New(operation.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Listing: a.Listing, Audit: a.Audit,
 		Rate: a.Rate, Now: opts.Now})

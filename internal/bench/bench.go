@@ -238,8 +238,9 @@ func (b *bench) serveArgs() []string {
 		// line; serve logs nothing per request at info.
 		"--log-level", "info",
 		// The request rate per key (D40) would cap every figure at 1/s; the
-		// over-limit scenario reaches the owner's send limit instead.
-		"--rate-per-minute", "1000000000", "--rate-burst", "1000000000"}
+		// over-limit scenario reaches the owner's send limit instead. Every
+		// client is this one IP, whose own limit (D29) is off.
+		"--rate-per-minute", "1000000000", "--rate-burst", "1000000000", "--ip-rate-per-minute", "0"}
 	args = append(args, b.db.args...)
 	return append(args, b.cfg.ServeArgs...)
 }

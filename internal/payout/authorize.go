@@ -18,8 +18,12 @@ import (
 // passes Authorize with the key's own request-rate bucket (D40). The scope
 // is judged before the bucket is touched, so a refused key costs nothing.
 func (s *Service) AuthorizeV2(ctx context.Context, secret string, callerIP netip.Addr, scopes ...drip.Scope) (*Caller, error) {
+	if err := s.limitCaller(ctx, callerIP); err != nil {
+		return nil, err
+	}
 	k, err := s.keys.Authenticate(ctx, secret, callerIP)
 	if err != nil {
+		s.refusedKey(ctx, callerIP, err)
 		return nil, err
 	}
 	if !slices.ContainsFunc(scopes, k.Has) {

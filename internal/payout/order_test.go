@@ -17,7 +17,8 @@ import (
 
 // TestCheckOrder: a send that fails several checks at once is refused by
 // the first of them in the order of D21, whatever interface calls the
-// service: key -> IP whitelist -> owner suspension -> request rate ->
+// service: caller IP's rate (D29) -> key -> IP whitelist -> owner
+// suspension -> request rate ->
 // currency -> amount -> recipient -> owner's rules -> send limit ->
 // balance. Case k makes checks k and every later one fail together, so
 // each case proves check k runs before all those after it.
@@ -29,6 +30,7 @@ func TestCheckOrder(t *testing.T) {
 		v1   int    // the v1 status of the refusal (spec 7.1)
 		text string // a word of the refusal's message, telling apart refusals of one code
 	}{
+		{"caller IP's rate", drip.CodeRateLimited, 459, "IP address"},
 		{"key", drip.CodeUnauthenticated, 403, ""},
 		{"IP whitelist", drip.CodeForbidden, 401, "whitelisted"},
 		{"owner suspended", drip.CodeForbidden, 401, "suspended"},
@@ -41,16 +43,17 @@ func TestCheckOrder(t *testing.T) {
 		{"balance", drip.CodeInsufficientFunds, 402, ""},
 	}
 	const amount = 10_000
-	caller := netip.MustParseAddr("198.51.100.7")
 	for _, eng := range storetest.Engines(t) {
 		t.Run(eng.Name, func(t *testing.T) {
 			t.Parallel()
-			env := apptest.New(t, eng.Open(t), apptest.Options{Rate: ratelimit.Config{PerMinute: 1, Burst: 3}})
+			env := apptest.New(t, eng.Open(t), apptest.Options{
+				Rate: ratelimit.Config{PerMinute: 1, Burst: 3}, CallerRate: ratelimit.Config{PerMinute: 1, Burst: 6}})
 			alice := env.User(t, "alice")
 			svc := env.App.Payouts
 			for k, want := range checks {
 				t.Run(want.name, func(t *testing.T) {
 					ctx := context.Background()
+					caller := netip.AddrFrom4([4]byte{198, 51, 100, byte(k + 1)}) // a bucket of its own
 					fails := func(check string) bool { // check k and those after it fail
 						for i := range checks {
 							if checks[i].name == check {
@@ -94,6 +97,17 @@ func TestCheckOrder(t *testing.T) {
 						for range 2 {
 							if _, err := svc.AuthorizeV1(ctx, apiKey, caller); err != nil {
 								t.Fatalf("authorize: %v", err)
+							}
+						}
+					}
+					if fails("caller IP's rate") { // the IP's bucket of 6 emptied
+						for i := 0; ; i++ {
+							_, err := svc.AuthorizeV1(ctx, apiKey, caller)
+							if strings.Contains(drip.ErrorMessage(err), "IP address") {
+								break
+							}
+							if i == 10 {
+								t.Fatalf("the caller's IP is never limited: %v", err)
 							}
 						}
 					}

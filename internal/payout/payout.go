@@ -34,6 +34,7 @@ type Service struct {
 	coins   *coin.Catalog
 	ledger  *ledger.Ledger
 	limiter ratelimit.Limiter
+	callers ratelimit.Limiter // per caller IP (D29); nil: no such limit
 	keys    *key.Service
 	prices  price.Source
 	now     func() time.Time
@@ -48,6 +49,9 @@ type Deps struct {
 	Coins   *coin.Catalog
 	Ledger  *ledger.Ledger
 	Limiter ratelimit.Limiter
+	// Callers limits the requests of each caller IP, authenticated or not
+	// (D29); nil sets no such limit.
+	Callers ratelimit.Limiter
 	Keys    *key.Service
 	Prices  price.Source // for daily USD caps (D36)
 	Now     func() time.Time
@@ -55,7 +59,7 @@ type Deps struct {
 
 func NewService(d Deps) *Service {
 	return &Service{store: d.Store, faucets: d.Faucets, users: d.Users, coins: d.Coins,
-		ledger: d.Ledger, limiter: d.Limiter, keys: d.Keys, prices: d.Prices, now: d.Now,
+		ledger: d.Ledger, limiter: d.Limiter, callers: d.Callers, keys: d.Keys, prices: d.Prices, now: d.Now,
 		sending: inflight{m: map[string]chan struct{}{}}}
 }
 
@@ -69,13 +73,58 @@ type Caller struct {
 
 // AuthorizeV1 authorizes a v1 request made with api_key from callerIP.
 func (s *Service) AuthorizeV1(ctx context.Context, apiKey string, callerIP netip.Addr) (*Caller, error) {
+	if err := s.limitCaller(ctx, callerIP); err != nil {
+		return nil, err
+	}
 	f, err := s.faucets.Authenticate(ctx, apiKey)
 	if err != nil {
+		s.refusedKey(ctx, callerIP, err)
 		return nil, err
 	}
 	// The bucket is the faucet's, not the key string's: rotating the key
 	// does not refill it.
 	return s.Authorize(ctx, f, callerIP, "faucet:"+strconv.FormatInt(f.ID, 10))
+}
+
+// failedKeyCost is what a refused key costs its caller's IP besides the
+// request itself (D29): someone guessing keys runs out of requests
+// eleven times sooner than someone using theirs.
+const failedKeyCost = 10
+
+// limitCaller takes one request from the caller IP's bucket (D29). It runs
+// before the key is looked at, so unauthenticated requests count too.
+func (s *Service) limitCaller(ctx context.Context, ip netip.Addr) error {
+	if s.callers == nil {
+		return nil
+	}
+	d, err := s.callers.Allow(ctx, callerBucket(ip))
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		e := drip.Errorf(drip.CodeRateLimited, "Rate limited: too many requests from your IP address; retry in %d seconds.", int(d.RetryAfter.Seconds())+1)
+		e.RetryAfter = d.RetryAfter
+		return e
+	}
+	return nil
+}
+
+// refusedKey charges the caller IP's bucket for a key that was refused.
+func (s *Service) refusedKey(ctx context.Context, ip netip.Addr, err error) {
+	if s.callers != nil && drip.ErrorCode(err) == drip.CodeUnauthenticated {
+		_, _ = s.callers.AllowN(ctx, callerBucket(ip), failedKeyCost) // the next request learns the outcome
+	}
+}
+
+// callerBucket names a caller IP's bucket: an IPv4 address, or the /64 of
+// an IPv6 one (a single host commonly holds a whole /64).
+func callerBucket(ip netip.Addr) string {
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return "ip:" + p.String()
+	}
+	return "ip:" + ip.String()
 }
 
 // Authorize applies the faucet's IP whitelist, its owner's suspension and

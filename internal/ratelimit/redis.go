@@ -171,17 +171,22 @@ func (r *Redis) Close() error {
 // Allow takes one request from key's shared bucket, or from this process's
 // bucket while Redis is unreachable. It fails only when ctx is done.
 func (r *Redis) Allow(ctx context.Context, key string) (Decision, error) {
+	return r.AllowN(ctx, key, 1)
+}
+
+// AllowN is Allow taking n requests at once.
+func (r *Redis) AllowN(ctx context.Context, key string, n int) (Decision, error) {
 	if until := r.downUntil.Load(); until != 0 {
 		// Redis failed lately: one request probes it once the wait is over
 		// (and moves the wait on, so that the others do not queue behind
 		// the probe's timeout); the rest answer here.
 		now := time.Now().UnixNano()
 		if now < until || !r.downUntil.CompareAndSwap(until, now+int64(redisRetry)) {
-			return r.fallback.Allow(ctx, key)
+			return r.fallback.AllowN(ctx, key, n)
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.timeout)
-	res, err := r.gcra.Allow(rctx, r.prefix+key, r.limit)
+	res, err := r.gcra.AllowN(rctx, r.prefix+key, r.limit, n)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -189,7 +194,7 @@ func (r *Redis) Allow(ctx context.Context, key string) (Decision, error) {
 			return Decision{}, ctx.Err()
 		}
 		r.failed(err)
-		return r.fallback.Allow(ctx, key)
+		return r.fallback.AllowN(ctx, key, n)
 	}
 	if r.downUntil.Load() != 0 {
 		r.recovered()
