@@ -39,6 +39,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ratePerMinute := fs.Float64("rate-per-minute", ratelimit.Default.PerMinute, "request rate per key (D40)")
 	rateBurst := fs.Int("rate-burst", ratelimit.Default.Burst, "request burst per key (D40)")
 	ipRate := fs.Float64("ip-rate-per-minute", ratelimit.DefaultCaller.PerMinute, "request rate per caller IP, authenticated or not (D29); a refused key costs 11; 0 turns the limit off")
+	defaultCoin := fs.String("default-currency", "BTC", "the coin of a v1 getbalance or checkaddress, and of a v2 balance or check-address of a faucet that selected none, that names no currency (D28)")
 	ipBurst := fs.Int("ip-rate-burst", ratelimit.DefaultCaller.Burst, "request burst per caller IP (D29)")
 	trustedProxies := fs.String("trusted-proxies", "", "load balancers (addresses or CIDRs, comma-separated) whose X-Forwarded-For tells the caller's IP")
 	batchMax := fs.Int("batch-max", 0, "most payouts committed in one transaction (group commit, D5); 0: engine default")
@@ -113,7 +114,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rate := ratelimit.Config{PerMinute: *ratePerMinute, Burst: *rateBurst}
 	ipRateCfg := ratelimit.Config{PerMinute: *ipRate, Burst: *ipBurst}
 	opts := app.Options{
-		Log: log, Rate: rate, CallerRate: ipRateCfg, NoCallerLimit: *ipRate == 0, IdempotencyRetention: *idemRetention,
+		Log: log, Rate: rate, CallerRate: ipRateCfg, NoCallerLimit: *ipRate == 0, IdempotencyRetention: *idemRetention, DefaultCoin: *defaultCoin,
 		Batch: ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
 	}
 	if *smtpURL != "" {

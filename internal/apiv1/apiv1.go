@@ -149,7 +149,7 @@ type checkAddressReply struct {
 }
 
 func (h *Handler) checkAddress(ctx context.Context, c *payout.Caller, p params) (any, error) {
-	u, err := h.svc.CheckAddress(ctx, c, p.Get("address"), p.Get("currency"))
+	u, err := h.svc.CheckAddress(ctx, c, p.Get("address"), h.currency(p))
 	if err != nil {
 		return nil, err
 	}
@@ -165,12 +165,24 @@ type balanceReply struct {
 }
 
 func (h *Handler) getBalance(ctx context.Context, c *payout.Caller, p params) (any, error) {
-	currency := p.Get("currency")
+	currency := h.currency(p)
 	b, err := h.svc.Balance(ctx, c, currency)
 	if err != nil {
 		return nil, err
 	}
 	return balanceReply{Status: 200, Message: "OK", Currency: currency, Balance: b, BalanceBitcoin: coins(b)}, nil
+}
+
+// currency is the coin a read names, in upper case, or the deployment's
+// default coin when it names none (D28): FaucetPay answers clients that
+// omit it with its default coin, and libraries rely on it. A send always
+// names its coin; a list of payouts without one is of every coin (spec
+// 4.1).
+func (h *Handler) currency(p params) string {
+	if c := p.Get("currency"); c != "" {
+		return drip.Symbol(c)
+	}
+	return h.svc.DefaultCoin()
 }
 
 type reward struct {

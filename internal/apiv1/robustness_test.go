@@ -547,18 +547,18 @@ func TestRobustAmount(t *testing.T) {
 		robustCase{name: "NUL after the digits refuses the amount", body: "api_key=$KEY&to=alice&amount=1000%00&currency=BTC", want: 405},
 		robustCase{name: "NUL alone is no amount", body: "api_key=$KEY&to=alice&amount=%00&currency=BTC", want: 405},
 		robustCase{name: "leading zeros are base-10", body: "api_key=$KEY&to=alice&amount=0001000&currency=BTC", want: 200, paysAlice: robustAmount},
-		robustCase{name: "currency is checked before amount", body: "api_key=$KEY&to=alice&amount=-1&currency=btc", want: 410},
+		robustCase{name: "currency is checked before amount", body: "api_key=$KEY&to=alice&amount=-1&currency=XYZ", want: 410},
 		robustCase{name: "amount is checked before recipient", body: "api_key=$KEY&to=nobody&amount=-1&currency=BTC", want: 405},
 	)
 	runRobust(t, cases)
 }
 
-// TestRobustCurrency: symbols are upper-case and must be active coins
-// (spec 1, 7.1).
+// TestRobustCurrency: symbols must be active coins, taken in any case and
+// answered in upper case (spec 1, 7.1, D28).
 func TestRobustCurrency(t *testing.T) {
 	t.Parallel()
 	var cases []robustCase
-	for _, currency := range []string{"btc", "Btc", "XYZ", "", "BTC%20", "%20BTC", "BTC,ETH", "BTCBTC", "%F0%9F%92%B0", strings.Repeat("B", 10_000)} {
+	for _, currency := range []string{"XYZ", "", "BTC%20", "%20BTC", "BTC,ETH", "BTCBTC", "%F0%9F%92%B0", strings.Repeat("B", 10_000)} {
 		cases = append(cases, robustCase{
 			name: "currency " + currency[:min(len(currency), 20)], body: "api_key=$KEY&to=alice&amount=1000&currency=" + currency,
 			want: 410, wantMessage: "currency",
@@ -566,9 +566,12 @@ func TestRobustCurrency(t *testing.T) {
 	}
 	cases = append(cases,
 		robustCase{name: "currency missing", body: "api_key=$KEY&to=alice&amount=1000", want: 410},
-		robustCase{name: "currency lower-case on getbalance", path: "/getbalance", body: "api_key=$KEY&currency=btc", want: 410},
+		robustCase{name: "currency btc pays BTC", body: "api_key=$KEY&to=alice&amount=1000&currency=btc", want: 200, paysAlice: 1000},
+		robustCase{name: "currency Btc pays BTC", body: "api_key=$KEY&to=alice&amount=1000&currency=Btc", want: 200, paysAlice: 1000},
+		robustCase{name: "currency lower-case on getbalance", path: "/getbalance", body: "api_key=$KEY&currency=btc", want: 200},
 		robustCase{name: "currency unknown on checkaddress", path: "/checkaddress", body: "api_key=$KEY&address=alice&currency=XYZ", want: 410},
-		robustCase{name: "currency lower-case on payouts", path: "/payouts", body: "api_key=$KEY&currency=btc", want: 410},
+		robustCase{name: "currency unknown in lower case", path: "/getbalance", body: "api_key=$KEY&currency=xyz", want: 410},
+		robustCase{name: "currency lower-case on payouts", path: "/payouts", body: "api_key=$KEY&currency=btc", want: 200},
 		robustCase{name: "a coin the faucet holds none of", body: "api_key=$KEY&to=alice&amount=1000&currency=ETH", want: 402},
 	)
 	runRobust(t, cases)
@@ -651,7 +654,7 @@ func TestRobustOtherOperations(t *testing.T) {
 		cases = append(cases, robustCase{name: "payouts count " + count, path: "/payouts", body: "api_key=$KEY&count=" + count, want: 200})
 	}
 	cases = append(cases,
-		robustCase{name: "getbalance without currency", path: "/getbalance", body: "api_key=$KEY", want: 410},
+		robustCase{name: "getbalance without currency is the default coin", path: "/getbalance", body: "api_key=$KEY", want: 200},
 		robustCase{name: "checkaddress without address", path: "/checkaddress", body: "api_key=$KEY&currency=BTC", want: 456},
 		robustCase{name: "currencies ignores junk", path: "/currencies", body: "api_key=$KEY&junk=%zz&x=" + strings.Repeat("%FF", 100), want: 200},
 	)

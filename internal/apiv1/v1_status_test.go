@@ -73,7 +73,7 @@ func confRunStatusCases(t *testing.T, env *apptest.Env, cases []confStatusCase) 
 			if recipient != nil {
 				recipientBefore = s.balances(t, recipient.AccountID)
 			}
-			coin := req.Form.Get("currency")
+			coin := drip.Symbol(req.Form.Get("currency")) // any case (D28)
 			var recipientCoinBefore int64
 			if recipient != nil && tc.want == 200 {
 				recipientCoinBefore = s.env.Balance(t, recipient.AccountID, coin)
@@ -320,9 +320,13 @@ func TestConformanceStatus(t *testing.T) {
 				u := recipient(t, s)
 				return confSendTo(u.Username, "1000", "XYZ"), u
 			}, 410},
-			{"410 lower-case symbol", func(t *testing.T, s *confScene) (confReq, *drip.User) {
+			{"200 lower-case symbol (D28)", func(t *testing.T, s *confScene) (confReq, *drip.User) {
 				u := recipient(t, s)
 				return confSendTo(u.Username, "1000", "btc"), u
+			}, 200},
+			{"410 unknown symbol in lower case", func(t *testing.T, s *confScene) (confReq, *drip.User) {
+				u := recipient(t, s)
+				return confSendTo(u.Username, "1000", "xyz"), u
 			}, 410},
 			{"410 empty currency", func(t *testing.T, s *confScene) (confReq, *drip.User) {
 				u := recipient(t, s)
@@ -641,14 +645,17 @@ func TestConformanceOtherEndpointsStatus(t *testing.T) {
 				return read("/checkaddress", "address", confUnverifiedUser(t, s.env, "cunv").Email, "currency", "BTC")(t, s)
 			}, 456},
 			confStatusCase{"410 /checkaddress bad currency", func(t *testing.T, s *confScene) (confReq, *drip.User) {
-				return read("/checkaddress", "address", confUser(t, s.env, "cbc").Username, "currency", "btc")(t, s)
+				return read("/checkaddress", "address", confUser(t, s.env, "cbc").Username, "currency", "btx")(t, s)
 			}, 410},
-			confStatusCase{"410 /checkaddress missing currency", func(t *testing.T, s *confScene) (confReq, *drip.User) {
+			confStatusCase{"200 /checkaddress lower-case currency (D28)", func(t *testing.T, s *confScene) (confReq, *drip.User) {
+				return read("/checkaddress", "address", confUser(t, s.env, "clc").Username, "currency", "btc")(t, s)
+			}, 200},
+			confStatusCase{"200 /checkaddress missing currency: the default coin (D28)", func(t *testing.T, s *confScene) (confReq, *drip.User) {
 				return read("/checkaddress", "address", confUser(t, s.env, "cmc").Username)(t, s)
-			}, 410},
+			}, 200},
 			confStatusCase{"410 /getbalance unknown currency", read("/getbalance", "currency", "XYZ"), 410},
-			confStatusCase{"410 /getbalance missing currency", read("/getbalance"), 410},
-			confStatusCase{"410 /balance lower-case currency", read("/balance", "currency", "doge"), 410},
+			confStatusCase{"200 /getbalance missing currency: the default coin (D28)", read("/getbalance"), 200},
+			confStatusCase{"200 /balance lower-case currency (D28)", read("/balance", "currency", "doge"), 200},
 			confStatusCase{"410 /payouts unknown currency filter", read("/payouts", "currency", "XYZ"), 410},
 		)
 		confRunStatusCases(t, env, cases)

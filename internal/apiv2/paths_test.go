@@ -394,7 +394,11 @@ func TestV2Balance(t *testing.T) {
 		})
 		t.Run("refusals", func(t *testing.T) {
 			v2WantError(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "XYZ"}), 400, "invalid_currency")
-			v2WantError(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "btc"}), 400, "invalid_currency")
+			v2WantError(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "xyz"}), 400, "invalid_currency")
+		})
+		t.Run("a symbol in lower case is the coin, answered in upper case (D28)", func(t *testing.T) {
+			v2WantData(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "btc"}),
+				`{"currency":"BTC","balance":1000000,"balance_bitcoin":0.01}`)
 		})
 	})
 }
@@ -1301,7 +1305,7 @@ func TestV2RefusesBadFields(t *testing.T) {
 				{path, "page 0", map[string]any{"coin": "BTC", "page": 0}, 400, "invalid"},
 				{path, "page -1", map[string]any{"coin": "BTC", "page": -1}, 400, "invalid"},
 				{path, "unknown coin", map[string]any{"coin": "XYZ"}, 400, "invalid_currency"},
-				{path, "lower-case coin", map[string]any{"coin": "btc"}, 400, "invalid_currency"},
+				{path, "unknown coin in lower case", map[string]any{"coin": "xyz"}, 400, "invalid_currency"},
 			}
 		}
 		cases := []v2Refusal{

@@ -43,10 +43,13 @@ type Options struct {
 	CallerRate    ratelimit.Config
 	CallerLimiter ratelimit.Limiter
 	NoCallerLimit bool
-	Log           *slog.Logger       // discards when nil
-	Batch         ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
-	Prices        price.Source       // USD prices (D60); the built-in static table when nil
-	Mail          mail.Sender        // owners' low-balance emails (D43); written to the log when nil
+	Log           *slog.Logger // discards when nil
+	// DefaultCoin is the coin of a read that names none (D28); BTC when
+	// empty.
+	DefaultCoin string
+	Batch       ledger.BatchConfig // group commit (D5); zero fields take the engine's defaults
+	Prices      price.Source       // USD prices (D60); the built-in static table when nil
+	Mail        mail.Sender        // owners' low-balance emails (D43); written to the log when nil
 	// IdempotencyRetention is how long bound idempotency keys are kept
 	// (D35); payout.MinIdempotencyRetention when shorter.
 	IdempotencyRetention time.Duration
@@ -117,7 +120,8 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
-		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices, Now: opts.Now,
+		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices,
+		DefaultCoin: opts.DefaultCoin, Now: opts.Now,
 	})
 	a.Ops = operation.New(operation.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Listing: a.Listing, Audit: a.Audit,
 		Rate: a.Rate, Now: opts.Now})

@@ -62,15 +62,18 @@ type Options struct {
 	Rate ratelimit.Config // request rate per key; default D40
 	// CallerRate is the request rate per caller IP; default D29's.
 	CallerRate ratelimit.Config
-	Handler    app.HandlerOptions
-	Prices     price.Source // USD prices (D60); the built-in static table when nil
+	// DefaultCoin is the deployment's default coin (D28); BTC when empty.
+	DefaultCoin string
+	Handler     app.HandlerOptions
+	Prices      price.Source // USD prices (D60); the built-in static table when nil
 }
 
 // New starts the application over st.
 func New(t testing.TB, st store.Store, opts Options) *Env {
 	t.Helper()
 	clock := NewClock(time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC))
-	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: opts.Rate, CallerRate: opts.CallerRate, Prices: opts.Prices})
+	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: opts.Rate, CallerRate: opts.CallerRate, Prices: opts.Prices,
+		DefaultCoin: opts.DefaultCoin})
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}

@@ -66,9 +66,10 @@ func (c *Catalog) ListActive(ctx context.Context) ([]drip.Coin, error) {
 	return active, err
 }
 
-// Active returns the active coin with exactly this symbol. Symbols are
-// upper-case (spec 1): "btc" is not a coin, and neither is a disabled one.
+// Active returns the active coin of this symbol, in any case (D28): "btc"
+// is BTC. A disabled coin is not active.
 func (c *Catalog) Active(ctx context.Context, symbol string) (*drip.Coin, error) {
+	symbol = drip.Symbol(symbol)
 	all, err := c.List(ctx)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package drip
 
 import (
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -14,6 +15,11 @@ type Coin struct {
 	Active    bool
 	MinPayout int64 // smallest amount a send may pay, in smallest units
 }
+
+// Symbol is a coin symbol as drip keeps and answers it: upper case.
+// Symbols are taken in any case on every interface (D28), as client
+// libraries send "btc", and answered in upper case (spec 1).
+func Symbol(s string) string { return strings.ToUpper(s) }
 
 // HasCoin reports whether coins holds the coin with this symbol.
 func HasCoin(coins []Coin, symbol string) bool {

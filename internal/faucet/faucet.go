@@ -258,6 +258,9 @@ func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit) 
 	if err != nil {
 		return nil, nil, err
 	}
+	for i := range limits {
+		limits[i].Coin = drip.Symbol(limits[i].Coin)
+	}
 	for i, l := range limits {
 		if err := validateLimit(l, coins); err != nil {
 			e := drip.Errorf(drip.CodeInvalid, "Invalid limit %d: %s", i+1, err)
@@ -383,6 +386,7 @@ func (s *Service) SetRules(ctx context.Context, id int64, c RulesChange) (before
 
 // Balance returns the faucet's balance of coin.
 func (s *Service) Balance(ctx context.Context, f *drip.Faucet, coin string) (int64, error) {
+	coin = drip.Symbol(coin)
 	return s.store.BalanceGet(ctx, f.AccountID, coin)
 }
 

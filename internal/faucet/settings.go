@@ -39,7 +39,11 @@ func (s *Service) UpdateSettings(ctx context.Context, id int64, c SettingsChange
 		if err != nil {
 			return nil, err
 		}
-		list, err := uniqueFrom(*c.Currencies, "currencies_selected", func(s string) bool { return drip.HasCoin(active, s) })
+		upper := make([]string, len(*c.Currencies))
+		for i, s := range *c.Currencies {
+			upper[i] = drip.Symbol(s)
+		}
+		list, err := uniqueFrom(upper, "currencies_selected", func(s string) bool { return drip.HasCoin(active, s) })
 		if err != nil {
 			return nil, err
 		}
@@ -90,6 +94,13 @@ type LowBalanceChange struct {
 // SetLowBalance applies a change to the faucet's low-balance alert.
 // Without Enabled, it toggles.
 func (s *Service) SetLowBalance(ctx context.Context, id int64, c LowBalanceChange) (*drip.Faucet, error) {
+	if c.Thresholds != nil {
+		upper := make(map[string]int64, len(c.Thresholds))
+		for coin, t := range c.Thresholds {
+			upper[drip.Symbol(coin)] = t
+		}
+		c.Thresholds = upper
+	}
 	coins, err := s.coins.List(ctx)
 	if err != nil {
 		return nil, err
@@ -137,6 +148,7 @@ type Page[T any] struct {
 // the service knows, not only an active one: a coin disabled since keeps
 // its history.
 func (s *Service) checkPage(ctx context.Context, coin string, page int) error {
+	// coin is upper case already (UserStats, Transactions)
 	all, err := s.coins.List(ctx)
 	if err != nil {
 		return err
@@ -165,6 +177,7 @@ func (s *Service) DailyStats(ctx context.Context, f *drip.Faucet) ([]drip.DailyS
 
 // UserStats is one page of what the faucet paid each recipient in coin.
 func (s *Service) UserStats(ctx context.Context, f *drip.Faucet, coin string, page int) (*Page[drip.UserStat], error) {
+	coin = drip.Symbol(coin)
 	if err := s.checkPage(ctx, coin, page); err != nil {
 		return nil, err
 	}
@@ -177,6 +190,7 @@ func (s *Service) UserStats(ctx context.Context, f *drip.Faucet, coin string, pa
 
 // Transactions is one page of the faucet's journal in coin, newest first.
 func (s *Service) Transactions(ctx context.Context, f *drip.Faucet, coin string, page int) (*Page[drip.Transaction], error) {
+	coin = drip.Symbol(coin)
 	if err := s.checkPage(ctx, coin, page); err != nil {
 		return nil, err
 	}

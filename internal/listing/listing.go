@@ -42,6 +42,7 @@ func NewService(st store.Store, coins *coin.Catalog, now func() time.Time) *Serv
 // 0 withdraws the offer in that coin. The coin must exist, active or not, so
 // an operator can price a coin before enabling it.
 func (s *Service) SetCost(ctx context.Context, coinSymbol string, amount int64) error {
+	coinSymbol = drip.Symbol(coinSymbol) // any case (D28)
 	if amount < 0 {
 		return drip.Errorf(drip.CodeInvalidAmount, "Invalid listing cost: a whole number of smallest units, 0 to withdraw the offer.")
 	}
@@ -65,6 +66,7 @@ func (s *Service) Costs(ctx context.Context) (map[string]int64, error) {
 // Cost is what a listing request in coin costs now. The coin must be active
 // (CodeInvalidCurrency), and the operator must offer listing in it (CodeInvalid).
 func (s *Service) Cost(ctx context.Context, coinSymbol string) (int64, error) {
+	coinSymbol = drip.Symbol(coinSymbol) // any case (D28)
 	if _, err := s.coins.Active(ctx, coinSymbol); err != nil {
 		return 0, err
 	}
@@ -89,6 +91,7 @@ func costIn(costs map[string]int64, coinSymbol string) (int64, error) {
 // approved) request (CodeConflict); a balance below the cost changes nothing
 // (CodeInsufficientFunds).
 func (s *Service) Request(ctx context.Context, f *drip.Faucet, coinSymbol string) (*drip.ListingRequest, error) {
+	coinSymbol = drip.Symbol(coinSymbol) // any case (D28)
 	if _, err := s.coins.Active(ctx, coinSymbol); err != nil {
 		return nil, err
 	}

@@ -93,6 +93,7 @@ type ApprovalCost struct {
 
 // approvalCost is what listing the faucet costs in a coin (D44).
 func (r *runner) approvalCost(ctx context.Context, c *payout.Caller, p CoinParams) (ApprovalCost, string, error) {
+	p.Coin = drip.Symbol(p.Coin)
 	cost, err := r.Listing.Cost(ctx, p.Coin)
 	if err != nil {
 		return ApprovalCost{}, "", err

@@ -16,13 +16,17 @@ import (
 // faucet's record, statistics, the journal, limits and the low-balance
 // alert.
 
-// defaultCurrency is the coin of a read that names none: the faucet's
-// first selected coin, or BTC when it selected none.
-func defaultCurrency(f *drip.Faucet) string {
+// currencyOrDefault is the coin of a read, in upper case (D28); when it
+// names none, the faucet's first selected coin, or the deployment's
+// default coin when it selected none.
+func (r *runner) currencyOrDefault(f *drip.Faucet, currency string) string {
+	if currency != "" {
+		return drip.Symbol(currency)
+	}
 	if sel := f.Settings.Currencies; len(sel) > 0 {
 		return sel[0]
 	}
-	return "BTC"
+	return r.Payouts.DefaultCoin()
 }
 
 // BalanceParams name the coin of /balance and get_balance.
@@ -34,9 +38,7 @@ func (BalanceParams) refine(s *jsonschema.Schema) { optionalCoinSchema(s.Propert
 
 // balance is one coin's balance.
 func (r *runner) balance(ctx context.Context, c *payout.Caller, p BalanceParams) (reply.Balance, string, error) {
-	if p.Currency == "" {
-		p.Currency = defaultCurrency(c.Faucet)
-	}
+	p.Currency = r.currencyOrDefault(c.Faucet, p.Currency)
 	b, err := r.Payouts.Balance(ctx, c, p.Currency)
 	if err != nil {
 		return reply.Balance{}, "", err
@@ -90,9 +92,7 @@ func (CheckAddressParams) refine(s *jsonschema.Schema) {
 // checkAddress verifies a destination. A wallet address needs the coin it
 // is linked for; a payout_user_hash, email or username resolves without.
 func (r *runner) checkAddress(ctx context.Context, c *payout.Caller, p CheckAddressParams) (reply.AddressCheck, string, error) {
-	if p.Currency == "" {
-		p.Currency = defaultCurrency(c.Faucet)
-	}
+	p.Currency = r.currencyOrDefault(c.Faucet, p.Currency)
 	u, err := r.Payouts.CheckAddress(ctx, c, p.Address, p.Currency)
 	if err != nil {
 		return reply.AddressCheck{}, "", err

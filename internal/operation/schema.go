@@ -96,12 +96,12 @@ func Resolve(name string, s *jsonschema.Schema) *jsonschema.Resolved {
 // Patterns and bounds the Params share with the services that enforce
 // them (faucet, payout); refine writes them into the schemas.
 const (
-	coinPattern   = `^[A-Z0-9]{2,10}$` // an upper-case coin symbol
-	maxListEntry  = 320                // an anti-fraud list entry (faucet.SetRules)
-	maxIPEntries  = 100                // faucet.SetIPWhitelist
-	maxRuleList   = 1000               // faucet.SetRules
-	maxLimits     = 50                 // faucet.SetLimits
-	maxWindowSecs = 366 * 24 * 3600    // a send limit's window (D41)
+	coinPattern   = `^[A-Za-z0-9]{2,10}$` // a coin symbol, in any case (D28)
+	maxListEntry  = 320                   // an anti-fraud list entry (faucet.SetRules)
+	maxIPEntries  = 100                   // faucet.SetIPWhitelist
+	maxRuleList   = 1000                  // faucet.SetRules
+	maxLimits     = 50                    // faucet.SetLimits
+	maxWindowSecs = 366 * 24 * 3600       // a send limit's window (D41)
 )
 
 // coinSchema constrains a coin symbol. Its examples are coins every
@@ -116,7 +116,7 @@ func coinSchema(s *jsonschema.Schema) {
 // is read as absent, as null and no member are.
 func optionalCoinSchema(s *jsonschema.Schema) {
 	coinSchema(s)
-	s.Pattern = `^([A-Z0-9]{2,10})?$`
+	s.Pattern = `^([A-Za-z0-9]{2,10})?$`
 }
 
 // spaces are the characters strings.TrimSpace trims (unicode.IsSpace),
@@ -171,7 +171,6 @@ const (
 )
 
 var (
-	coinRE     = regexp.MustCompile(coinPattern)
 	hostnameRE = regexp.MustCompile(hostnamePattern)
 	urlRE      = regexp.MustCompile(urlPattern)
 	ipRE       = regexp.MustCompile(ipPattern)

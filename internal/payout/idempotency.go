@@ -111,7 +111,7 @@ func requestHash(req SendRequest) string {
 	if n, ok := drip.ParseAmount(amount); ok {
 		amount = strconv.FormatInt(n, 10)
 	}
-	b, _ := json.Marshal([]string{strings.TrimSpace(req.To), amount, req.Currency, strings.TrimSpace(req.IPAddress), req.Referral})
+	b, _ := json.Marshal([]string{strings.TrimSpace(req.To), amount, drip.Symbol(req.Currency), strings.TrimSpace(req.IPAddress), req.Referral})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

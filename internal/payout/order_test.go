@@ -54,7 +54,7 @@ func TestCheckOrder(t *testing.T) {
 				t.Run(want.name, func(t *testing.T) {
 					ctx := context.Background()
 					caller := netip.AddrFrom4([4]byte{198, 51, 100, byte(k + 1)}) // a bucket of its own
-					fails := func(check string) bool { // check k and those after it fail
+					fails := func(check string) bool {                            // check k and those after it fail
 						for i := range checks {
 							if checks[i].name == check {
 								return i >= k

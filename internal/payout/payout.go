@@ -7,6 +7,7 @@
 package payout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/netip"
@@ -28,17 +29,18 @@ import (
 
 // Service runs sends and the reads a faucet's key may make.
 type Service struct {
-	store   store.Store
-	faucets *faucet.Service
-	users   *user.Registry
-	coins   *coin.Catalog
-	ledger  *ledger.Ledger
-	limiter ratelimit.Limiter
-	callers ratelimit.Limiter // per caller IP (D29); nil: no such limit
-	keys    *key.Service
-	prices  price.Source
-	now     func() time.Time
-	sending inflight
+	store       store.Store
+	faucets     *faucet.Service
+	users       *user.Registry
+	coins       *coin.Catalog
+	ledger      *ledger.Ledger
+	limiter     ratelimit.Limiter
+	callers     ratelimit.Limiter // per caller IP (D29); nil: no such limit
+	keys        *key.Service
+	prices      price.Source
+	now         func() time.Time
+	sending     inflight
+	defaultCoin string
 }
 
 // Deps are the services the pipeline is built from.
@@ -54,12 +56,15 @@ type Deps struct {
 	Callers ratelimit.Limiter
 	Keys    *key.Service
 	Prices  price.Source // for daily USD caps (D36)
-	Now     func() time.Time
+	// DefaultCoin is the deployment's default coin (D28): the coin of a
+	// read that names none. BTC when empty.
+	DefaultCoin string
+	Now         func() time.Time
 }
 
 func NewService(d Deps) *Service {
 	return &Service{store: d.Store, faucets: d.Faucets, users: d.Users, coins: d.Coins,
-		ledger: d.Ledger, limiter: d.Limiter, callers: d.Callers, keys: d.Keys, prices: d.Prices, now: d.Now,
+		ledger: d.Ledger, limiter: d.Limiter, callers: d.Callers, keys: d.Keys, prices: d.Prices, now: d.Now, defaultCoin: cmp.Or(drip.Symbol(d.DefaultCoin), "BTC"),
 		sending: inflight{m: map[string]chan struct{}{}}}
 }
 
@@ -180,7 +185,7 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 	p := &ledger.Payment{
 		Faucet:      c.Faucet,
 		To:          drip.Clip(to, 320), // the recorded copy; resolution uses all of to
-		Coin:        req.Currency,
+		Coin:        drip.Symbol(req.Currency),
 		IPAddress:   drip.Clip(strings.TrimSpace(req.IPAddress), 64),
 		Referral:    drip.Clip(req.Referral, 64),
 		Idempotency: idem,

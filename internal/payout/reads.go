@@ -8,30 +8,39 @@ import (
 
 // Balance returns the caller's balance of currency.
 func (s *Service) Balance(ctx context.Context, c *Caller, currency string) (int64, error) {
-	if _, err := s.coins.Active(ctx, currency); err != nil {
+	coin, err := s.coins.Active(ctx, currency)
+	if err != nil {
 		return 0, err
 	}
-	return s.faucets.Balance(ctx, c.Faucet, currency)
+	return s.faucets.Balance(ctx, c.Faucet, coin.Symbol)
 }
 
 // Payouts lists the caller's latest payouts, newest first, of one currency
 // or of all when currency is "". count is clamped to 1-100 (D27).
 func (s *Service) Payouts(ctx context.Context, c *Caller, currency string, count int) ([]drip.Payout, error) {
 	if currency != "" {
-		if _, err := s.coins.Active(ctx, currency); err != nil {
+		coin, err := s.coins.Active(ctx, currency)
+		if err != nil {
 			return nil, err
 		}
+		currency = coin.Symbol
 	}
 	return s.faucets.Payouts(ctx, c.Faucet, currency, count)
 }
 
 // CheckAddress resolves a destination for currency to a payable user.
 func (s *Service) CheckAddress(ctx context.Context, c *Caller, address, currency string) (*drip.User, error) {
-	if _, err := s.coins.Active(ctx, currency); err != nil {
+	coin, err := s.coins.Active(ctx, currency)
+	if err != nil {
 		return nil, err
 	}
-	return s.payable(ctx, address, currency)
+	return s.payable(ctx, address, coin.Symbol)
 }
+
+// DefaultCoin is the coin of a read that names none (D28): the
+// deployment's --default-currency, BTC unless set. Whether it is active is
+// the read's question (410 when not).
+func (s *Service) DefaultCoin() string { return s.defaultCoin }
 
 // Currencies lists the active coins.
 func (s *Service) Currencies(ctx context.Context, c *Caller) ([]drip.Coin, error) {
