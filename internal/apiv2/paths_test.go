@@ -481,9 +481,24 @@ func TestV2CheckAddress(t *testing.T) {
 			{"email", map[string]any{"address": "bob@example.com", "currency": "ETH"}, `{"address":"bob@example.com","currency":"ETH","payout_user_hash":"` + hash + `"}`},
 			{"payout_user_hash", map[string]any{"address": hash}, `{"address":"` + hash + `","currency":"BTC","payout_user_hash":"` + hash + `"}`},
 			{"linked wallet address", map[string]any{"address": "DBobWalletAddress1", "currency": "DOGE"}, `{"address":"DBobWalletAddress1","currency":"DOGE","payout_user_hash":"` + hash + `"}`},
+			{"linked wallet address, its coin in lower case", map[string]any{"address": "DBobWalletAddress1", "currency": "doge"}, `{"address":"DBobWalletAddress1","currency":"DOGE","payout_user_hash":"` + hash + `"}`},
+			// Without a currency a wallet address is found in whichever
+			// coin it is linked for, and the answer names it (issue 14).
+			{"wallet address without a currency", map[string]any{"address": "DBobWalletAddress1"}, `{"address":"DBobWalletAddress1","currency":"DOGE","payout_user_hash":"` + hash + `"}`},
 		} {
 			t.Run(c.name, func(t *testing.T) { v2WantData(t, env.V2(t, fx.read, "/check-address", c.body), c.want) })
 		}
+		t.Run("refusals", func(t *testing.T) {
+			v2WantError(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1", "currency": "BTC"}), 400, "recipient_not_payable")
+			// One string linked by two users, each for another coin.
+			carol := env.User(t, "carol")
+			if err := env.App.Users.LinkAddress(ctx, carol, "LTC", "DBobWalletAddress1"); err != nil {
+				t.Fatal(err)
+			}
+			v2WantError(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1"}), 400, "invalid")
+			v2WantData(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1", "currency": "LTC"}),
+				`{"address":"DBobWalletAddress1","currency":"LTC","payout_user_hash":"`+carol.PayoutUserHash+`"}`)
+		})
 		if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(hash) {
 			t.Errorf("payout_user_hash %q is not 40 lowercase hex characters (D12)", hash)
 		}

@@ -46,8 +46,9 @@ func table(ops *operation.Service) []row {
 			annotations: readAnnotations("Currencies and their limits")},
 		{name: "check_address", op: ops.CheckAddress, title: "Check a destination",
 			description: "Check that a destination (email, username, wallet address or payout_user_hash) is a registered, " +
-				"payable user, and get their payout_user_hash. A wallet address needs the coin it is linked for " +
-				"(currency; default the faucet's first selected coin, or BTC). An error result means it cannot be paid.",
+				"payable user, and get their payout_user_hash. Without currency, a wallet address is found in whichever coin " +
+				"it is linked for, and the result's currency says which; with currency, only in that coin. An error result " +
+				"means it cannot be paid.",
 			annotations: readAnnotations("Check a destination")},
 		{name: "get_daily_stats", op: ops.DailyStats, title: "Daily statistics",
 			description: "Sum the faucet's payouts per UTC day and coin over the last 30 days (today included): payouts, " +

@@ -1,6 +1,7 @@
 package operation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -73,7 +74,7 @@ func (r *runner) currencies(ctx context.Context, c *payout.Caller, _ NoParams) (
 // verify.
 type CheckAddressParams struct {
 	Address  string `json:"address" jsonschema:"email, username, wallet address or payout_user_hash"`
-	Currency string `json:"currency,omitempty" jsonschema:"coin a wallet address is linked for; default: the faucet's first selected coin, or BTC"`
+	Currency string `json:"currency,omitempty" jsonschema:"coin a wallet address must be linked for; absent: any coin, and the answer says which"`
 }
 
 func (p CheckAddressParams) validate() error {
@@ -92,8 +93,18 @@ func (CheckAddressParams) refine(s *jsonschema.Schema) {
 // checkAddress verifies a destination. A wallet address needs the coin it
 // is linked for; a payout_user_hash, email or username resolves without.
 func (r *runner) checkAddress(ctx context.Context, c *payout.Caller, p CheckAddressParams) (reply.AddressCheck, string, error) {
-	p.Currency = r.currencyOrDefault(c.Faucet, p.Currency)
-	u, err := r.Payouts.CheckAddress(ctx, c, p.Address, p.Currency)
+	var u *drip.User
+	var err error
+	if p.Currency != "" {
+		p.Currency = drip.Symbol(p.Currency)
+		u, err = r.Payouts.CheckAddress(ctx, c, p.Address, p.Currency)
+	} else {
+		// Any kind of destination, a wallet address in whichever coin it
+		// is linked for; the others are answered with the faucet's coin.
+		var linked string
+		u, linked, err = r.Payouts.CheckAddressAnyCoin(ctx, c, p.Address)
+		p.Currency = cmp.Or(linked, r.currencyOrDefault(c.Faucet, ""))
+	}
 	if err != nil {
 		return reply.AddressCheck{}, "", err
 	}

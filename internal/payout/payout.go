@@ -247,6 +247,11 @@ func (s *Service) payable(ctx context.Context, to, coin string) (*drip.User, err
 	if err != nil {
 		return nil, err
 	}
+	return payableUser(u)
+}
+
+// payableUser is u if u may be paid: active and verified (D11).
+func payableUser(u *drip.User) (*drip.User, error) {
 	if u.Status != drip.UserActive {
 		return nil, drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: the account is suspended.")
 	}

@@ -37,6 +37,19 @@ func (s *Service) CheckAddress(ctx context.Context, c *Caller, address, currency
 	return s.payable(ctx, address, coin.Symbol)
 }
 
+// CheckAddressAnyCoin resolves a destination given without a coin to a
+// payable user (issue 14): a wallet address in whichever coin it is
+// linked for, which it returns ("" for a payout_user_hash, an email or a
+// username).
+func (s *Service) CheckAddressAnyCoin(ctx context.Context, c *Caller, address string) (*drip.User, string, error) {
+	u, coin, err := s.users.ResolveAnyCoin(ctx, address)
+	if err != nil {
+		return nil, "", err
+	}
+	u, err = payableUser(u)
+	return u, coin, err
+}
+
 // DefaultCoin is the coin of a read that names none (D28): the
 // deployment's --default-currency, BTC unless set. Whether it is active is
 // the read's question (410 when not).

@@ -74,7 +74,7 @@ func NewCurrencies(active []drip.Coin, f *drip.Faucet) Currencies {
 // check_address.
 type AddressCheck struct {
 	Address        string `json:"address" jsonschema:"the destination as given"`
-	Currency       string `json:"currency" jsonschema:"the coin checked"`
+	Currency       string `json:"currency" jsonschema:"the coin checked: the one asked for, else the coin a wallet address is linked for, else the faucet's first selected coin or the default coin"`
 	PayoutUserHash string `json:"payout_user_hash" jsonschema:"the user's stable identifier, usable as a destination"`
 }
 

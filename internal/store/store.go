@@ -78,6 +78,9 @@ type Reader interface {
 	UserGetByAddress(ctx context.Context, coin, address string) (*drip.User, error)
 	// UserAddressList returns the user's linked addresses as "COIN:address".
 	UserAddressList(ctx context.Context, userID int64) ([]string, error)
+	// UserAddressOwners returns who linked address, for which coin, in the
+	// order of the coins; none is no error.
+	UserAddressOwners(ctx context.Context, address string) ([]AddressOwner, error)
 
 	FaucetGetByID(ctx context.Context, id int64) (*drip.Faucet, error)
 	// FaucetGetByKeyHash finds the faucet whose current or pending v1 key has
@@ -341,4 +344,10 @@ type AccountMismatch struct {
 	Coin      string `json:"coin"`
 	Balance   int64  `json:"balance"`
 	Journal   int64  `json:"journal"`
+}
+
+// AddressOwner is a user who linked a wallet address for a coin.
+type AddressOwner struct {
+	Coin   string
+	UserID int64
 }

@@ -159,10 +159,51 @@ var payoutHashRE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
 // Whether the user may be paid is the caller's question (drip.User.Payable).
 func (r *Registry) Resolve(ctx context.Context, to, coin string) (*drip.User, error) {
 	to = strings.TrimSpace(to)
-	if to == "" || len(to) > 320 {
-		return nil, drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: no user owns this destination.")
+	u, err := r.byIdentity(ctx, to)
+	if !errors.Is(err, store.ErrNotFound) {
+		return u, err
 	}
-	lookups := make([]func() (*drip.User, error), 0, 4)
+	u, err = r.store.UserGetByAddress(ctx, coin, to)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notPayable()
+	}
+	return u, err
+}
+
+// ResolveAnyCoin is Resolve for a destination given without a coin (a v2
+// address check that names none, issue 14): a wallet address then matches
+// in whichever coin it is linked for, which it returns ("" for the other
+// kinds of destination). An address that different users linked for
+// different coins is ambiguous: CodeInvalid, asking for the currency.
+func (r *Registry) ResolveAnyCoin(ctx context.Context, to string) (*drip.User, string, error) {
+	to = strings.TrimSpace(to)
+	u, err := r.byIdentity(ctx, to)
+	if !errors.Is(err, store.ErrNotFound) {
+		return u, "", err
+	}
+	owners, err := r.store.UserAddressOwners(ctx, to)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(owners) == 0 {
+		return nil, "", notPayable()
+	}
+	for _, o := range owners[1:] {
+		if o.UserID != owners[0].UserID {
+			return nil, "", drip.Errorf(drip.CodeInvalid, "This address is linked for several coins by different users: give the currency.").WithV1Status(456)
+		}
+	}
+	u, err = r.store.UserGetByID(ctx, owners[0].UserID)
+	return u, owners[0].Coin, err
+}
+
+// byIdentity finds the user a payout_user_hash, an email or a username
+// names: store.ErrNotFound when none does (a wallet address may still).
+func (r *Registry) byIdentity(ctx context.Context, to string) (*drip.User, error) {
+	if to == "" || len(to) > 320 {
+		return nil, notPayable()
+	}
+	lookups := make([]func() (*drip.User, error), 0, 3)
 	if payoutHashRE.MatchString(to) {
 		lookups = append(lookups, func() (*drip.User, error) { return r.store.UserGetByPayoutHash(ctx, strings.ToLower(to)) })
 	}
@@ -171,17 +212,17 @@ func (r *Registry) Resolve(ctx context.Context, to, coin string) (*drip.User, er
 	} else if usernameRE.MatchString(strings.ToLower(to)) {
 		lookups = append(lookups, func() (*drip.User, error) { return r.store.UserGetByUsername(ctx, strings.ToLower(to)) })
 	}
-	lookups = append(lookups, func() (*drip.User, error) { return r.store.UserGetByAddress(ctx, coin, to) })
 	for _, lookup := range lookups {
 		u, err := lookup()
-		if err == nil {
-			return u, nil
-		}
 		if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
+			return u, err
 		}
 	}
-	return nil, drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: no user owns this destination.")
+	return nil, store.ErrNotFound
+}
+
+func notPayable() error {
+	return drip.Errorf(drip.CodeRecipientUnknown, "Recipient not payable: no user owns this destination.")
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

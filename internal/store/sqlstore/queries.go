@@ -24,7 +24,7 @@ type queries struct {
 	AccountCreate                                                                stmt
 	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash          stmt
 	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus               stmt
-	UserAddressAdd, UserAddressList                                              stmt
+	UserAddressAdd, UserAddressList, UserAddressOwners                           stmt
 	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate           stmt
 	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                  stmt
 	FaucetLock                                                                   stmt

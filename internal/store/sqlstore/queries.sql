@@ -52,6 +52,9 @@ INSERT INTO user_addresses (coin, address, user_id, created_at) VALUES ($1, $2, 
 -- name: UserAddressList
 SELECT coin, address FROM user_addresses WHERE user_id = $1 ORDER BY coin, address;
 
+-- name: UserAddressOwners
+SELECT coin, user_id FROM user_addresses WHERE address = $1 ORDER BY coin;
+
 -- name: FaucetColumns
 id, owner_id, (SELECT status FROM users WHERE users.id = faucets.owner_id), account_id, name, domain, url,
 ip_whitelist, limits, rules, created_at, settings, low_balance

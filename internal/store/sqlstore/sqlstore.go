@@ -279,6 +279,17 @@ func (q *querier) UserAddressList(ctx context.Context, userID int64) ([]string, 
 	return out, err
 }
 
+func (q *querier) UserAddressOwners(ctx context.Context, address string) ([]store.AddressOwner, error) {
+	var out []store.AddressOwner
+	err := q.list(ctx, q.q.UserAddressOwners, []any{address}, func(r Rows) error {
+		var o store.AddressOwner
+		err := r.Scan(&o.Coin, &o.UserID)
+		out = append(out, o)
+		return err
+	})
+	return out, err
+}
+
 // scanFaucet reads one row of FaucetColumns.
 func scanFaucet(scan func(dest ...any) error) (*drip.Faucet, error) {
 	var f drip.Faucet

@@ -513,6 +513,13 @@ func testAddressUniquePerCoin(t *testing.T, st store.Store) {
 			t.Errorf("UserGetByAddress(%s, shared1) = %+v, %v; want user %d", c.coin, u, err, c.want)
 		}
 	}
+	owners, err := st.UserAddressOwners(ctx, "shared1")
+	if diff := cmp.Diff([]store.AddressOwner{{Coin: "BTC", UserID: alice.ID}, {Coin: "LTC", UserID: bob.ID}}, owners); err != nil || diff != "" {
+		t.Errorf("UserAddressOwners(shared1): %v (-want +got):\n%s", err, diff)
+	}
+	if owners, err := st.UserAddressOwners(ctx, "nobody's"); err != nil || len(owners) != 0 {
+		t.Errorf("UserAddressOwners of an address no one linked = %v, %v; want none", owners, err)
+	}
 	got, err := st.UserAddressList(ctx, alice.ID)
 	if err != nil {
 		t.Fatalf("UserAddressList: %v", err)
