@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,6 +49,7 @@ type server struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:port
 	key    string // the demo faucet's v1 key
+	banner string // what --demo printed, up to its curl line
 	stderr *bytes.Buffer
 	done   chan error
 }
@@ -84,6 +86,9 @@ func startDemo(t *testing.T, flags ...string) *server {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			line := sc.Text()
+			if s.base == "" {
+				s.banner += line + "\n"
+			}
 			if m := keyLine.FindStringSubmatch(line); m != nil {
 				s.key = m[1]
 			}
@@ -207,7 +212,7 @@ func TestServeDemoWalkthrough(t *testing.T) {
 	if os.Getenv(storetest.PostgresEnv) != "" {
 		engines["postgres"] = func(t *testing.T) []string {
 			_, u := storetest.OpenPostgresURL(t)
-			return []string{"--database-url", u}
+			return []string{"--database-url", u, "--data-dir", t.TempDir()} // where the demo key is kept
 		}
 	} else {
 		t.Logf("%s not set: the walk-through runs on SQLite only", storetest.PostgresEnv)
@@ -259,18 +264,37 @@ func TestServeDemoWalkthrough(t *testing.T) {
 			}
 			s.stop(t)
 
-			// A second --demo start prints a fresh key; the old one is dead.
+			// A second --demo start prints the same key, kept in the data
+			// directory readable by its owner only (issue 14 item 5).
 			again := startDemo(t, db...)
-			if again.key == s.key {
-				t.Error("second --demo start printed the same key")
+			if again.key != s.key || !strings.Contains(again.banner, "the same key as the last start") {
+				t.Errorf("second --demo start printed key %s, want the first one %s:\n%s", again.key, s.key, again.banner)
 			}
-			if got := balanceStatus(t, again.base, s.key); got != 403 {
-				t.Errorf("previous demo key: status %d, want 403", got)
+			if got := balanceStatus(t, again.base, s.key); got != 200 {
+				t.Errorf("the kept demo key: status %d, want 200", got)
 			}
-			if got := balanceStatus(t, again.base, again.key); got != 200 {
-				t.Errorf("new demo key: status %d, want 200", got)
+			keyFile := filepath.Join(db[slices.Index(db, "--data-dir")+1], "demo-api-key")
+			if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("demo key file %s: %v, mode %v, want 0600", keyFile, err, fi.Mode().Perm())
 			}
 			again.stop(t)
+
+			// Without the file, a start replaces the key and says so; the
+			// old key is dead.
+			if err := os.Remove(keyFile); err != nil {
+				t.Fatal(err)
+			}
+			third := startDemo(t, db...)
+			if third.key == s.key || !strings.Contains(third.banner, "a NEW key") {
+				t.Errorf("--demo start without the key file printed key %s (old %s):\n%s", third.key, s.key, third.banner)
+			}
+			if got := balanceStatus(t, third.base, s.key); got != 403 {
+				t.Errorf("previous demo key: status %d, want 403", got)
+			}
+			if got := balanceStatus(t, third.base, third.key); got != 200 {
+				t.Errorf("new demo key: status %d, want 200", got)
+			}
+			third.stop(t)
 		})
 	}
 }

@@ -183,7 +183,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		base = "http://" + ln.Addr().String()
 	}
 	if *demo {
-		if err := runDemo(ctx, svc, base, stdout); err != nil {
+		if err := runDemo(ctx, svc, base, d.dataDir, stdout); err != nil {
 			ln.Close()
 			if mcpLn != nil {
 				mcpLn.Close()
