@@ -66,7 +66,7 @@ func (l *Ledger) Close() { l.batcher.close() }
 
 // Payment is a payout handed to the ledger: everything about the send has
 // been checked except what must be checked inside the transaction (the
-// owner's send limits and the balance).
+// owner's send limits, the key's daily USD cap and the balance).
 type Payment struct {
 	// ID is the payment's identity (D6): the id of the one outcome event
 	// (payout.sent or payout.failed) its transaction writes, unique in the
@@ -107,10 +107,10 @@ type Receipt struct {
 
 // Pay hands a payment to the ledger and waits for its committed outcome:
 // a receipt once the payout's transaction has committed, or a *drip.Error
-// (send limit, claimer IP limit, insufficient balance) for a refusal, whose
-// payout.failed event is committed too. The caller does not know how the
-// payout reaches the database, so group commit (D5) can gather concurrent
-// payments behind this call without changing any caller.
+// (send limit, claimer IP limit, daily USD cap, insufficient balance) for a
+// refusal, whose payout.failed event is committed too. The caller does not
+// know how the payout reaches the database, so group commit (D5) can
+// gather concurrent payments behind this call without changing any caller.
 //
 // Once handed over, a payment runs to its outcome even if the caller goes
 // away, so an outcome never depends on when a client hung up. ctx's
