@@ -27,6 +27,10 @@ type adminCmd struct {
 	flags func(fs *flag.FlagSet) func(ctx context.Context, svc *app.App) (result any, human string, err error)
 }
 
+// offline are the commands that work on the database files themselves:
+// the application is not opened for them (their svc is nil).
+var offline = map[string]bool{"backup": true, "restore": true}
+
 var adminCmds = map[string]adminCmd{
 	"user create":             {"create a user", userCreate},
 	"user link-address":       {"link a wallet address to a user for one coin", userLinkAddress},
@@ -47,6 +51,8 @@ var adminCmds = map[string]adminCmd{
 	"coin enable":             {"enable a coin", coinSetActive(true)},
 	"coin disable":            {"disable a coin", coinSetActive(false)},
 	"reconcile":               {"check the ledger invariant (D3); exits 1 on any mismatch", reconcile},
+	"backup":                  {"copy the SQLite database to --to, consistent while drip serves it", adminBackup},
+	"restore":                 {"replace the SQLite database with the backup --from; drip must be stopped", adminRestore},
 	"listing set-cost":        {"set the listing cost of a coin in smallest units; --amount 0 withdraws it (D44)", listingSetCost},
 	"listing costs":           {"list the listing cost of each coin", listingCosts},
 	"listing requests":        {"list listing requests (--status pending, approved or rejected)", listingRequests},
@@ -93,12 +99,15 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, rest, stderr); err != nil {
 		return err
 	}
-	svc, err := openApp(ctx, d, app.Options{})
-	if err != nil {
-		return err
+	var svc *app.App
+	if !offline[name] {
+		var err error
+		if svc, err = openApp(ctx, d, app.Options{}); err != nil {
+			return err
+		}
+		defer svc.Store.Close()
+		defer svc.Close()
 	}
-	defer svc.Store.Close()
-	defer svc.Close()
 	result, human, err := runCmd(ctx, svc)
 	if result != nil {
 		if *asJSON {
