@@ -21,6 +21,7 @@ import (
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/version"
 )
 
 // Prefix is where v2 is mounted.
@@ -241,6 +242,7 @@ func (h *Handler) retryAfter(err error, code drip.Code) int {
 func (h *Handler) write(w http.ResponseWriter, status int, e envelope) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Drip-Version", version.String())
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(e)
 }

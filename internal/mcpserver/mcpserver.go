@@ -34,7 +34,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +46,7 @@ import (
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/version"
 )
 
 // Path is where the tool server is mounted ({mcp_url} is this path on the
@@ -142,11 +142,7 @@ func newHandler(d Deps, extra func(*Handler) []tool) *Handler {
 }
 
 func (h *Handler) newServer() *mcp.Server {
-	version := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
-	}
-	return mcp.NewServer(&mcp.Implementation{Name: "drip", Title: "drip faucet", Version: version}, &mcp.ServerOptions{
+	return mcp.NewServer(&mcp.Implementation{Name: "drip", Title: "drip faucet", Version: version.String()}, &mcp.ServerOptions{
 		Instructions: instructions,
 		// Tools only, and their list never changes while a key is in use.
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
