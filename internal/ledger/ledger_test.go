@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dripfaucet/drip/internal/apptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,7 +90,9 @@ func (e *env) faucet(t testing.TB, funds map[string]int64, limits ...drip.Limit)
 		}
 	}
 	if len(limits) > 0 {
-		if _, f, err = e.faucets.SetLimits(ctx, f.ID, limits); err != nil {
+		// A copy: SetLimits normalizes the slice it is given in place, and
+		// a case's limits are shared by its engines' parallel subtests.
+		if _, f, err = e.faucets.SetLimits(ctx, f.ID, slices.Clone(limits)); err != nil {
 			t.Fatalf("SetLimits: %v", err)
 		}
 	}
