@@ -5,8 +5,7 @@
 // request rate of each key is 429 with Retry-After. Every error carries
 // the v1_status of drip's one table (internal/drip/error.go).
 //
-// Helpers carry the prefix auth (and reuse the snd helpers of
-// send_test.go) so they cannot clash with the other test files.
+// The helpers are those of helpers_test.go.
 package apiv2_test
 
 import (
@@ -25,71 +24,28 @@ import (
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
-// authBalance asks /balance with a key (read scope) and returns the reply.
-func authBalance(t *testing.T, env *apptest.Env, secret string) *apptest.V2Reply {
-	t.Helper()
-	return env.V2(t, secret, "/balance", map[string]string{"currency": "BTC"})
-}
-
-// authOK checks a reply is 200.
-func authOK(t *testing.T, r *apptest.V2Reply) {
-	t.Helper()
-	if r.HTTPStatus != http.StatusOK || !r.Envelope.Success {
-		t.Fatalf("HTTP %d, want 200: %s", r.HTTPStatus, r.Raw)
-	}
-}
-
-// authUnauthenticated checks a reply is 401 unauthenticated with a Bearer
-// challenge and v1_status 403 (v1's "api_key invalid or missing").
-func authUnauthenticated(t *testing.T, r *apptest.V2Reply) {
-	t.Helper()
-	sndRefused(t, r, http.StatusUnauthorized, "unauthenticated")
-	if h := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(h, "Bearer") {
-		t.Errorf("WWW-Authenticate %q, want a Bearer challenge (RFC 6750)", h)
-	}
-	sndV1Status(t, r, sndInt(403))
-	if r.Envelope.Data != nil && string(r.Envelope.Data) != "null" {
-		t.Errorf("an error reply has data %s", r.Envelope.Data)
-	}
-}
-
-// authForbidden checks a reply is 403 forbidden with v1_status 401 (v1's
-// "IP not whitelisted, or owner account suspended").
-func authForbidden(t *testing.T, r *apptest.V2Reply) {
-	t.Helper()
-	sndRefused(t, r, http.StatusForbidden, "forbidden")
-	if h := r.Header.Get("WWW-Authenticate"); h != "" {
-		t.Errorf("a 403 carries WWW-Authenticate %q", h)
-	}
-	sndV1Status(t, r, sndInt(401))
-}
-
-func authSend(idem string) sndBody {
-	return sndBody{IdempotencyKey: idem, To: "alice", Amount: 100, Currency: "BTC"}
-}
-
 // TestAuthExpiredKey: a key minted to live an hour works for the hour and
 // is 401 from its expiry on, for every path (D14).
 func TestAuthExpiredKey(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, ExpiresIn: time.Hour})
-		_, lasting := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, ExpiresIn: time.Hour})
+		_, lasting := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 
-		authOK(t, authBalance(t, env, secret))
+		wantOK(t, askBalance(t, env, secret))
 		env.Clock.Advance(time.Hour - time.Second)
-		authOK(t, authBalance(t, env, secret))
-		sndPaid(t, env.V2(t, secret, "/send", authSend("before-expiry")), false)
+		wantOK(t, askBalance(t, env, secret))
+		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("before-expiry")), false)
 		env.Clock.Advance(time.Second)
-		authUnauthenticated(t, authBalance(t, env, secret))
-		authUnauthenticated(t, env.V2(t, secret, "/send", authSend("after-expiry")))
+		wantUnauthenticated(t, askBalance(t, env, secret))
+		wantUnauthenticated(t, env.V2(t, secret, "/send", sendToAlice("after-expiry")))
 		// Not even a replay of a payout the key made before it expired.
-		authUnauthenticated(t, env.V2(t, secret, "/send", authSend("before-expiry")))
+		wantUnauthenticated(t, env.V2(t, secret, "/send", sendToAlice("before-expiry")))
 		env.Clock.Advance(24 * time.Hour)
-		authUnauthenticated(t, authBalance(t, env, secret))
-		authOK(t, authBalance(t, env, lasting))
+		wantUnauthenticated(t, askBalance(t, env, secret))
+		wantOK(t, askBalance(t, env, lasting))
 		env.Reconcile(t)
 	})
 }
@@ -97,23 +53,23 @@ func TestAuthExpiredKey(t *testing.T) {
 // TestAuthRevokedKey: a revoked key is 401 at once (D14); the faucet's
 // other keys keep working.
 func TestAuthRevokedKey(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		env.User(t, "alice")
-		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		_, other := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		_, other := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 
-		authOK(t, authBalance(t, env, secret))
-		sndPaid(t, env.V2(t, secret, "/send", authSend("pre-revoke")), false)
+		wantOK(t, askBalance(t, env, secret))
+		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("pre-revoke")), false)
 		if _, err := env.App.Keys.Revoke(context.Background(), k.ID); err != nil {
 			t.Fatalf("revoke: %v", err)
 		}
-		authUnauthenticated(t, authBalance(t, env, secret))
-		authUnauthenticated(t, env.V2(t, secret, "/send", authSend("post-revoke")))
-		authUnauthenticated(t, env.V2(t, secret, "/send", authSend("pre-revoke")))
-		authOK(t, authBalance(t, env, other))
-		sndPaid(t, env.V2(t, other, "/send", authSend("pre-revoke")), true) // keys are per faucet, not per API key
+		wantUnauthenticated(t, askBalance(t, env, secret))
+		wantUnauthenticated(t, env.V2(t, secret, "/send", sendToAlice("post-revoke")))
+		wantUnauthenticated(t, env.V2(t, secret, "/send", sendToAlice("pre-revoke")))
+		wantOK(t, askBalance(t, env, other))
+		wantPaid(t, env.V2(t, other, "/send", sendToAlice("pre-revoke")), true) // keys are per faucet, not per API key
 		env.Reconcile(t)
 	})
 }
@@ -122,10 +78,10 @@ func TestAuthRevokedKey(t *testing.T) {
 // 401 unauthenticated, including the faucet's v1 key (spec 9: v1 keys are
 // the single-key model, v2 takes scoped keys).
 func TestAuthBearerCredentials(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, v1Key := env.Faucet(t, map[string]int64{"BTC": 10_000})
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 		changeLast := func(s string) string {
 			if s[len(s)-1] == 'a' {
 				return s[:len(s)-1] + "b"
@@ -151,13 +107,13 @@ func TestAuthBearerCredentials(t *testing.T) {
 				if tt.authorization != "" {
 					h.Set("Authorization", tt.authorization)
 				}
-				authUnauthenticated(t, env.V2Do(t, http.MethodPost, "", "/balance", `{"currency":"BTC"}`, h))
-				authUnauthenticated(t, env.V2Do(t, http.MethodPost, "", "/send", `{"idempotency_key":"x","to":"a","amount":1,"currency":"BTC"}`, h))
+				wantUnauthenticated(t, env.V2Do(t, http.MethodPost, "", "/balance", `{"currency":"BTC"}`, h))
+				wantUnauthenticated(t, env.V2Do(t, http.MethodPost, "", "/send", `{"idempotency_key":"x","to":"a","amount":1,"currency":"BTC"}`, h))
 			})
 		}
 		// The scheme is case-insensitive (RFC 7235).
 		h := http.Header{"Authorization": {"bearer " + secret}}
-		authOK(t, env.V2Do(t, http.MethodPost, "", "/balance", `{"currency":"BTC"}`, h))
+		wantOK(t, env.V2Do(t, http.MethodPost, "", "/balance", `{"currency":"BTC"}`, h))
 		// The v1 key still works on v1.
 		if r := env.Post(t, "/getbalance", url.Values{"api_key": {v1Key}, "currency": {"BTC"}}); r.Status() != 200 {
 			t.Errorf("v1 getbalance with the v1 key: %s", r.Raw)
@@ -169,21 +125,21 @@ func TestAuthBearerCredentials(t *testing.T) {
 // TestAuthScope: a key lacking the path's scope is 403 insufficient_scope,
 // which v1 has no status for (D34, drip's v1 table).
 func TestAuthScope(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		alice := env.User(t, "alice")
-		_, readOnly := sndMint(t, env, key.MintParams{FaucetID: f.ID, Scopes: []drip.Scope{drip.ScopeRead}})
-		_, sendOnly := sndMint(t, env, key.MintParams{FaucetID: f.ID, Scopes: []drip.Scope{drip.ScopeSend}})
+		_, readOnly := mintKey(t, env, key.MintParams{FaucetID: f.ID, Scopes: []drip.Scope{drip.ScopeRead}})
+		_, sendOnly := mintKey(t, env, key.MintParams{FaucetID: f.ID, Scopes: []drip.Scope{drip.ScopeSend}})
 
-		r := env.V2(t, readOnly, "/send", authSend("scoped"))
-		sndRefused(t, r, http.StatusForbidden, "insufficient_scope")
-		sndV1Status(t, r, nil)
-		r = authBalance(t, env, sendOnly)
-		sndRefused(t, r, http.StatusForbidden, "insufficient_scope")
-		sndV1Status(t, r, nil)
-		sndPaid(t, env.V2(t, sendOnly, "/send", authSend("scoped")), false)
-		authOK(t, authBalance(t, env, readOnly))
+		r := env.V2(t, readOnly, "/send", sendToAlice("scoped"))
+		wantError(t, r, http.StatusForbidden, "insufficient_scope")
+		wantV1Status(t, r, nil)
+		r = askBalance(t, env, sendOnly)
+		wantError(t, r, http.StatusForbidden, "insufficient_scope")
+		wantV1Status(t, r, nil)
+		wantPaid(t, env.V2(t, sendOnly, "/send", sendToAlice("scoped")), false)
+		wantOK(t, askBalance(t, env, readOnly))
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != 100 {
 			t.Errorf("recipient balance %d, want 100 (only the send-scoped key paid)", got)
 		}
@@ -195,8 +151,8 @@ func TestAuthScope(t *testing.T) {
 // it (D14); the test server's caller is 127.0.0.1. X-Forwarded-For from an
 // untrusted peer changes nothing.
 func TestAuthKeyIPWhitelist(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		env.User(t, "alice")
 		tests := []struct {
@@ -218,27 +174,27 @@ func TestAuthKeyIPWhitelist(t *testing.T) {
 				for _, s := range tt.list {
 					prefixes = append(prefixes, netip.MustParsePrefix(s))
 				}
-				_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, IPWhitelist: prefixes})
+				_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, IPWhitelist: prefixes})
 				idem := "ip-" + tt.name
 				if !tt.allowed {
-					authForbidden(t, authBalance(t, env, secret))
-					authForbidden(t, env.V2(t, secret, "/send", authSend(idem)))
+					wantForbidden(t, askBalance(t, env, secret))
+					wantForbidden(t, env.V2(t, secret, "/send", sendToAlice(idem)))
 					spoofed := http.Header{"X-Forwarded-For": {prefixes[0].Addr().String()}}
-					authForbidden(t, env.V2Do(t, http.MethodPost, secret, "/balance", `{"currency":"BTC"}`, spoofed))
+					wantForbidden(t, env.V2Do(t, http.MethodPost, secret, "/balance", `{"currency":"BTC"}`, spoofed))
 					return
 				}
-				authOK(t, authBalance(t, env, secret))
-				sndPaid(t, env.V2(t, secret, "/send", authSend(idem)), false)
+				wantOK(t, askBalance(t, env, secret))
+				wantPaid(t, env.V2(t, secret, "/send", sendToAlice(idem)), false)
 			})
 		}
 		// A revoked or expired key is 401 before its whitelist is looked at.
-		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, ExpiresIn: time.Hour,
+		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, ExpiresIn: time.Hour,
 			IPWhitelist: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
-		authForbidden(t, authBalance(t, env, secret))
+		wantForbidden(t, askBalance(t, env, secret))
 		if _, err := env.App.Keys.Revoke(context.Background(), k.ID); err != nil {
 			t.Fatalf("revoke: %v", err)
 		}
-		authUnauthenticated(t, authBalance(t, env, secret))
+		wantUnauthenticated(t, askBalance(t, env, secret))
 		env.Reconcile(t)
 	})
 }
@@ -246,11 +202,11 @@ func TestAuthKeyIPWhitelist(t *testing.T) {
 // TestAuthFaucetIPWhitelist: the faucet's own IP whitelist applies to its v2
 // keys too (D34): outside it 403, inside or emptied 200.
 func TestAuthFaucetIPWhitelist(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 		set := func(list ...string) {
 			t.Helper()
 			var prefixes []netip.Prefix
@@ -263,18 +219,18 @@ func TestAuthFaucetIPWhitelist(t *testing.T) {
 		}
 
 		set("10.0.0.0/8")
-		authForbidden(t, authBalance(t, env, secret))
-		authForbidden(t, env.V2(t, secret, "/send", authSend("faucet-ip")))
+		wantForbidden(t, askBalance(t, env, secret))
+		wantForbidden(t, env.V2(t, secret, "/send", sendToAlice("faucet-ip")))
 		if got := env.Balance(t, f.AccountID, "BTC"); got != 10_000 {
 			t.Errorf("faucet balance %d, want 10000 (nothing paid)", got)
 		}
 		set("10.0.0.0/8", "127.0.0.0/8")
-		authOK(t, authBalance(t, env, secret))
-		sndPaid(t, env.V2(t, secret, "/send", authSend("faucet-ip")), false)
+		wantOK(t, askBalance(t, env, secret))
+		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("faucet-ip")), false)
 		set("192.0.2.1/32")
-		authForbidden(t, authBalance(t, env, secret))
+		wantForbidden(t, askBalance(t, env, secret))
 		set()
-		authOK(t, authBalance(t, env, secret))
+		wantOK(t, askBalance(t, env, secret))
 		env.Reconcile(t)
 	})
 }
@@ -282,29 +238,29 @@ func TestAuthFaucetIPWhitelist(t *testing.T) {
 // TestAuthOwnerSuspended: the keys of a suspended owner's faucet are 403
 // (D34) and nothing is paid; reactivation restores them.
 func TestAuthOwnerSuspended(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		g, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		_, otherOwner := sndMint(t, env, key.MintParams{FaucetID: g.ID})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		_, otherOwner := mintKey(t, env, key.MintParams{FaucetID: g.ID})
 		owner := &drip.User{ID: f.OwnerID}
 
 		if err := env.App.Users.SetStatus(context.Background(), owner, drip.UserSuspended); err != nil {
 			t.Fatalf("suspend: %v", err)
 		}
-		authForbidden(t, authBalance(t, env, secret))
-		authForbidden(t, env.V2(t, secret, "/send", authSend("suspended")))
+		wantForbidden(t, askBalance(t, env, secret))
+		wantForbidden(t, env.V2(t, secret, "/send", sendToAlice("suspended")))
 		if got := env.Balance(t, f.AccountID, "BTC"); got != 10_000 {
 			t.Errorf("faucet balance %d, want 10000 (nothing paid)", got)
 		}
-		authOK(t, authBalance(t, env, otherOwner))
+		wantOK(t, askBalance(t, env, otherOwner))
 		if err := env.App.Users.SetStatus(context.Background(), owner, drip.UserActive); err != nil {
 			t.Fatalf("reactivate: %v", err)
 		}
-		authOK(t, authBalance(t, env, secret))
-		sndPaid(t, env.V2(t, secret, "/send", authSend("suspended")), false)
+		wantOK(t, askBalance(t, env, secret))
+		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("suspended")), false)
 		env.Reconcile(t)
 	})
 }
@@ -315,48 +271,48 @@ func TestAuthOwnerSuspended(t *testing.T) {
 // faucet's v1 key, have buckets of their own; the bucket refills with time.
 // rate_limit_remaining is the bucket's level after the request (D24).
 func TestAuthRequestRate(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		env := apptest.New(t, eng.Open(t), apptest.Options{Rate: ratelimit.Config{PerMinute: 60, Burst: 5}})
 		f, v1Key := env.Faucet(t, map[string]int64{"BTC": 100_000})
 		env.User(t, "alice")
-		_, a := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		_, b := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, a := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		_, b := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 
 		for i := range 5 {
-			d := sndPaid(t, env.V2(t, a, "/send", authSend("rate-"+string(rune('a'+i)))), false)
+			d := wantPaid(t, env.V2(t, a, "/send", sendToAlice("rate-"+string(rune('a'+i)))), false)
 			if want := float64(4 - i); d.RateLimitRemaining != want {
 				t.Errorf("request %d: rate_limit_remaining %v, want %v", i+1, d.RateLimitRemaining, want)
 			}
 		}
 		limited := func(r *apptest.V2Reply) {
 			t.Helper()
-			sndRefused(t, r, http.StatusTooManyRequests, "rate_limited")
-			sndV1Status(t, r, sndInt(459))
+			wantError(t, r, http.StatusTooManyRequests, "rate_limited")
+			wantV1Status(t, r, intPtr(459))
 			// One request refills in 1 s at 60 a minute; +1 for rounding up.
-			if got := sndRetryAfter(t, r); got < 1 || got > 2 {
+			if got := retryAfter(t, r); got < 1 || got > 2 {
 				t.Errorf("Retry-After %d, want 1 or 2 seconds", got)
 			}
 		}
-		limited(env.V2(t, a, "/send", authSend("rate-f")))
-		limited(authBalance(t, env, a)) // every path of the key shares its bucket
+		limited(env.V2(t, a, "/send", sendToAlice("rate-f")))
+		limited(askBalance(t, env, a)) // every path of the key shares its bucket
 		if got := env.Balance(t, f.AccountID, "BTC"); got != 100_000-500 {
 			t.Errorf("faucet balance %d, want %d (the 429s paid nothing)", got, 100_000-500)
 		}
 
 		for range 5 {
-			authOK(t, authBalance(t, env, b))
+			wantOK(t, askBalance(t, env, b))
 		}
-		limited(authBalance(t, env, b))
+		limited(askBalance(t, env, b))
 		if r := env.Post(t, "/getbalance", url.Values{"api_key": {v1Key}, "currency": {"BTC"}}); r.Status() != 200 {
 			t.Errorf("v1 key limited by the v2 keys' requests: %s", r.Raw)
 		}
 
 		env.Clock.Advance(time.Second)
-		d := sndPaid(t, env.V2(t, a, "/send", authSend("rate-f")), false)
+		d := wantPaid(t, env.V2(t, a, "/send", sendToAlice("rate-f")), false)
 		if d.RateLimitRemaining != 0 {
 			t.Errorf("rate_limit_remaining %v after a 1 s refill, want 0", d.RateLimitRemaining)
 		}
-		limited(env.V2(t, a, "/send", authSend("rate-g")))
+		limited(env.V2(t, a, "/send", sendToAlice("rate-g")))
 		env.Reconcile(t)
 	})
 }

@@ -13,7 +13,7 @@ import (
 // from the same copy: a whitelist set beside a toggle stays set, and an
 // even number of concurrent toggles ends where it began.
 func TestV2ConcurrentManageCallsKeepEachOthersChanges(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		f, _ := env.Faucet(t, nil)
 		mng := env.Key(t, f, drip.ScopeManage)
 		const toggles = 10

@@ -3,8 +3,7 @@
 // the handler asks, it is served, real replies match it, and the validator
 // every v2 test runs (apptest) fails replies that do not.
 //
-// Helpers carry the prefix oa so they cannot clash with the other test
-// files of this package.
+// The helpers are those of helpers_test.go.
 package apiv2_test
 
 import (
@@ -19,65 +18,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dripfaucet/drip/internal/apiv2"
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/store/storetest"
 )
-
-// oaRoutes are the paths of spec 4.2 and the scope each needs.
-var oaRoutes = map[string]drip.Scope{
-	"/balance":                  drip.ScopeRead,
-	"/balances":                 drip.ScopeRead,
-	"/currencies":               drip.ScopeRead,
-	"/check-address":            drip.ScopeRead,
-	"/payouts":                  drip.ScopeRead,
-	"/faucet":                   drip.ScopeRead,
-	"/stats/daily":              drip.ScopeRead,
-	"/stats/users":              drip.ScopeRead,
-	"/transactions":             drip.ScopeRead,
-	"/ratelimits":               drip.ScopeRead,
-	"/low-balance-notification": drip.ScopeRead,
-	"/audit":                    drip.ScopeRead,
-
-	"/faucet/update":                   drip.ScopeManage,
-	"/ratelimits/set":                  drip.ScopeManage,
-	"/ip-whitelist":                    drip.ScopeManage,
-	"/ip-whitelist/set":                drip.ScopeManage,
-	"/low-balance-notification/toggle": drip.ScopeManage,
-	"/anti-fraud/rules":                drip.ScopeManage,
-	"/anti-fraud/toggle":               drip.ScopeManage,
-	"/anti-fraud/rules/update":         drip.ScopeManage,
-
-	"/send": drip.ScopeSend,
-
-	"/faucet/create":           drip.ScopeAdmin,
-	"/approval-cost":           drip.ScopeAdmin,
-	"/faucet/request-approval": drip.ScopeAdmin,
-}
-
-func oaDoc(t *testing.T) *openapi3.T {
-	t.Helper()
-	doc, err := apptest.V2Document()
-	if err != nil {
-		t.Fatalf("OpenAPI document: %v", err)
-	}
-	return doc
-}
-
-func oaEnv(t *testing.T) *apptest.Env {
-	t.Helper()
-	env := apptest.New(t, storetest.OpenSQLite(t), apptest.Options{})
-	t.Cleanup(func() { env.Reconcile(t) })
-	return env
-}
 
 func TestOpenAPIDocumentIsValid31(t *testing.T) {
 	t.Parallel()
-	doc := oaDoc(t) // loads and runs doc.Validate
+	doc := openAPIDoc(t) // loads and runs doc.Validate
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi %q, want 3.1.0", doc.OpenAPI)
 	}
@@ -101,13 +51,13 @@ func TestOpenAPIDocumentIsValid31(t *testing.T) {
 }
 
 // TestOpenAPIDocumentsEveryRoute checks the document against the handler:
-// each path of oaRoutes exists (401 without a key, not 404), refuses a key
+// each path of routes exists (401 without a key, not 404), refuses a key
 // with every scope but the one its x-scope names, takes the methods the
 // document gives it and no others, and nothing else is documented.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
-	doc := oaDoc(t)
-	env := oaEnv(t)
+	doc := openAPIDoc(t)
+	env := sqliteEnv(t)
 	f, _ := env.Faucet(t, nil)
 
 	var documented []string
@@ -115,8 +65,8 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		documented = append(documented, path)
 	}
 	want := []string{"/openapi.json"}
-	for path := range oaRoutes {
-		want = append(want, path)
+	for _, r := range routes {
+		want = append(want, r.path)
 	}
 	sort.Strings(documented)
 	sort.Strings(want)
@@ -124,7 +74,8 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		t.Errorf("documented paths (-want +got):\n%s", diff)
 	}
 
-	for path, scope := range oaRoutes {
+	for _, rt := range routes {
+		path, scope := rt.path, rt.scope
 		item := doc.Paths.Value(path)
 		if item == nil {
 			continue // reported above
@@ -184,7 +135,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
-	env := oaEnv(t)
+	env := sqliteEnv(t)
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		req, err := http.NewRequest(method, env.Server.URL+apiv2.OpenAPIPath, nil)
 		if err != nil {
@@ -229,7 +180,7 @@ func TestOpenAPIServed(t *testing.T) {
 // both empty and filled. apptest checks each reply against the document.
 func TestOpenAPIRepliesMatch(t *testing.T) {
 	t.Parallel()
-	env := oaEnv(t)
+	env := sqliteEnv(t)
 	ctx := context.Background()
 	f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000, "DOGE": 500})
 	env.User(t, "alice")
@@ -448,7 +399,7 @@ func TestOpenAPIValidatorFails(t *testing.T) {
 // with (D34), with the v1 status drip gives it.
 func TestOpenAPIErrorCodes(t *testing.T) {
 	t.Parallel()
-	doc := oaDoc(t)
+	doc := openAPIDoc(t)
 	codes := []drip.Code{
 		drip.CodeInvalid, drip.CodeUnauthenticated, drip.CodeForbidden, drip.CodeRateLimited,
 		drip.CodeInvalidCurrency, drip.CodeInvalidAmount, drip.CodeRecipientUnknown, drip.CodeRecipientRefused,
@@ -520,7 +471,7 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 
 func TestOpenAPICategories(t *testing.T) {
 	t.Parallel()
-	doc := oaDoc(t)
+	doc := openAPIDoc(t)
 	var got []string
 	for _, v := range doc.Components.Schemas["FaucetRecord"].Value.Properties["categories_selected"].Value.Items.Value.Enum {
 		got = append(got, v.(string))

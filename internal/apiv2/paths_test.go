@@ -2,10 +2,10 @@
 // D14, D32-D44). They drive the real server over HTTP, through apptest, on
 // every engine storetest.Engines gives.
 //
-// This file holds the shared helpers, the scope matrix, the success reply
-// of every path field by field, and the refusals each path documents (400,
-// 401, 403, 404, 405, 409). input_test.go covers bodies no client should
-// send.
+// This file holds the scope matrix, the success reply of every path field
+// by field, and the refusals each path documents (400, 401, 403, 404, 405,
+// 409). input_test.go covers bodies no client should send; the helpers are
+// those of helpers_test.go.
 package apiv2_test
 
 import (
@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,298 +27,26 @@ import (
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/key"
-	"github.com/dripfaucet/drip/internal/ratelimit"
-	"github.com/dripfaucet/drip/internal/store"
-	"github.com/dripfaucet/drip/internal/store/storetest"
 )
-
-// v2Path is a v2 path and the scope spec 4.2 gives it.
-type v2Path struct {
-	path  string
-	scope drip.Scope
-}
-
-// read reports whether the path is a read path, which also takes GET (D33).
-func (p v2Path) read() bool { return p.scope == drip.ScopeRead }
-
-// v2Paths is every path of spec 4.2, in its order.
-var v2Paths = []v2Path{
-	{"/balance", drip.ScopeRead},
-	{"/balances", drip.ScopeRead},
-	{"/currencies", drip.ScopeRead},
-	{"/check-address", drip.ScopeRead},
-	{"/payouts", drip.ScopeRead},
-	{"/faucet", drip.ScopeRead},
-	{"/stats/daily", drip.ScopeRead},
-	{"/stats/users", drip.ScopeRead},
-	{"/transactions", drip.ScopeRead},
-	{"/ratelimits", drip.ScopeRead},
-	{"/low-balance-notification", drip.ScopeRead},
-	{"/audit", drip.ScopeRead},
-	{"/faucet/update", drip.ScopeManage},
-	{"/ratelimits/set", drip.ScopeManage},
-	{"/ip-whitelist", drip.ScopeManage},
-	{"/ip-whitelist/set", drip.ScopeManage},
-	{"/low-balance-notification/toggle", drip.ScopeManage},
-	{"/anti-fraud/rules", drip.ScopeManage},
-	{"/anti-fraud/toggle", drip.ScopeManage},
-	{"/anti-fraud/rules/update", drip.ScopeManage},
-	{"/send", drip.ScopeSend},
-	{"/faucet/create", drip.ScopeAdmin},
-	{"/approval-cost", drip.ScopeAdmin},
-	{"/faucet/request-approval", drip.ScopeAdmin},
-}
-
-// v2Run runs fn as a parallel subtest on every engine (D30, D31), each with
-// an application of its own. The ledger is reconciled (D3) when the test
-// and all its subtests have ended.
-func v2Run(t *testing.T, fn func(t *testing.T, env *apptest.Env)) {
-	t.Helper()
-	t.Parallel()
-	for _, eng := range storetest.Engines(t) {
-		t.Run(eng.Name, func(t *testing.T) {
-			t.Parallel()
-			// Every request of a test comes from one IP: its limit (D29,
-			// TestCallerIPLimit) is out of the way here.
-			env := apptest.New(t, eng.Open(t), apptest.Options{CallerRate: ratelimit.Config{PerMinute: 1e6, Burst: 1_000_000}})
-			t.Cleanup(func() {
-				r, err := env.App.Ledger.Reconcile(context.Background())
-				if err != nil {
-					t.Errorf("reconcile: %v", err)
-				} else if !r.OK() {
-					t.Errorf("ledger does not reconcile (D3): %+v", r)
-				}
-			})
-			fn(t, env)
-		})
-	}
-}
-
-// v2Fixture is a funded faucet, a verified recipient bob, and keys.
-type v2Fixture struct {
-	f     *drip.Faucet
-	v1key string
-	bob   *drip.User
-	read  string // a key of each scope alone
-	send  string
-	mng   string
-	admin string
-}
-
-// v2NewFixture funds a new faucet and registers bob; one fixture per env.
-func v2NewFixture(t *testing.T, env *apptest.Env, funds map[string]int64) *v2Fixture {
-	t.Helper()
-	f, v1key := env.Faucet(t, funds)
-	return &v2Fixture{
-		f: f, v1key: v1key, bob: env.User(t, "bob"),
-		read: env.Key(t, f, drip.ScopeRead), send: env.Key(t, f, drip.ScopeSend),
-		mng: env.Key(t, f, drip.ScopeManage), admin: env.Key(t, f, drip.ScopeAdmin),
-	}
-}
-
-// v2AllScopes mints a key of f holding every scope.
-func v2AllScopes(t *testing.T, env *apptest.Env, f *drip.Faucet) string {
-	t.Helper()
-	return env.Key(t, f, drip.Scopes...)
-}
-
-var v2IdemSeq atomic.Int64
-
-// v2Idem is a fresh idempotency key.
-func v2Idem() string { return "idem-" + strconv.FormatInt(v2IdemSeq.Add(1), 10) }
-
-// v2SendBody is a /send body with a fresh idempotency key.
-func v2SendBody(to string, amount int64, coin string) map[string]any {
-	return map[string]any{"idempotency_key": v2Idem(), "to": to, "amount": amount, "currency": coin}
-}
-
-// v2Pay sends amount of coin to to and returns the payout's id.
-func v2Pay(t *testing.T, env *apptest.Env, sendKey, to string, amount int64, coin string) int64 {
-	t.Helper()
-	r := env.V2(t, sendKey, "/send", v2SendBody(to, amount, coin))
-	v2WantOK(t, r)
-	var d struct {
-		PayoutID int64 `json:"payout_id"`
-	}
-	r.Data(t, &d)
-	return d.PayoutID
-}
-
-// v2ValidBody is a body with which a key of the path's scope gets 200 from
-// the fixture's faucet. Every call of /send gets a fresh idempotency key.
-func v2ValidBody(path string) any {
-	switch path {
-	case "/balance":
-		return map[string]any{"currency": "BTC"}
-	case "/check-address":
-		return map[string]any{"address": "bob"}
-	case "/payouts":
-		return map[string]any{"count": 5}
-	case "/stats/users", "/transactions":
-		return map[string]any{"coin": "BTC", "page": 1}
-	case "/faucet/update":
-		return map[string]any{"faucet_name": "Updated", "faucet_domain": "updated.example.com",
-			"faucet_url": "https://updated.example.com/", "faucet_description": "", "timer_minutes": 30}
-	case "/ratelimits/set":
-		return map[string]any{"ratelimits": []any{}}
-	case "/ip-whitelist/set":
-		return map[string]any{"ip_whitelist": []string{"127.0.0.0/8", "::1"}}
-	case "/low-balance-notification/toggle":
-		return map[string]any{"enabled": false}
-	case "/anti-fraud/toggle":
-		return map[string]any{"enabled": true}
-	case "/anti-fraud/rules/update":
-		return map[string]any{"trust_rank": 0}
-	case "/send":
-		return v2SendBody("bob", 1000, "BTC")
-	case "/faucet/create":
-		return map[string]any{"faucet_name": "Created", "faucet_domain": "created.example.com",
-			"faucet_url": "https://created.example.com/"}
-	case "/approval-cost", "/faucet/request-approval":
-		return map[string]any{"coin": "BTC"}
-	}
-	return nil // paths without parameters
-}
-
-// v2JSON decodes JSON text into generic values, numbers kept as written.
-func v2JSON(t testing.TB, text string) any {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(text))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("JSON %s: %v", text, err)
-	}
-	return v
-}
-
-// v2Text is v as JSON text.
-func v2Text(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	return string(b)
-}
-
-// v2WantOK fails the test unless r is a 200 success (D32).
-func v2WantOK(t testing.TB, r *apptest.V2Reply) {
-	t.Helper()
-	if r.HTTPStatus != http.StatusOK || !r.Envelope.Success || r.Envelope.Status != http.StatusOK || r.Envelope.Error != nil {
-		t.Fatalf("HTTP %d, want a 200 success: %s", r.HTTPStatus, r.Raw)
-	}
-}
-
-// v2WantData fails the test unless r is a 200 success whose data is the JSON want.
-func v2WantData(t testing.TB, r *apptest.V2Reply, want string) {
-	t.Helper()
-	v2WantOK(t, r)
-	if diff := cmp.Diff(v2JSON(t, want), v2JSON(t, string(r.Envelope.Data))); diff != "" {
-		t.Errorf("data (-want +got):\n%s", diff)
-	}
-}
-
-// v2V1StatusOf is the v1 status (spec 7.1) an error envelope names for the
-// codes that have one beyond doubt; 0 means null (D32).
-var v2V1StatusOf = map[string]int{
-	"unauthenticated": 403, "forbidden": 401, "rate_limited": 459, "invalid_currency": 410,
-	"invalid_amount": 405, "recipient_not_payable": 456, "recipient_refused": 457,
-	"send_limit_reached": 450, "insufficient_balance": 402,
-	"insufficient_scope": 0, "idempotency_key_reuse": 0, "conflict": 0,
-}
-
-// v2WantError fails the test unless r is an error envelope (D32) with the
-// HTTP status and error code.
-func v2WantError(t testing.TB, r *apptest.V2Reply, status int, code string) {
-	t.Helper()
-	if r.HTTPStatus != status || r.Code() != code {
-		t.Errorf("HTTP %d %q, want %d %q: %s", r.HTTPStatus, r.Code(), status, code, r.Raw)
-		return
-	}
-	if r.Envelope.Success || r.Envelope.Status != status || string(r.Envelope.Data) != "null" || r.Envelope.Message == "" {
-		t.Errorf("error envelope (D32): want success false, status %d, data null and a message: %s", status, r.Raw)
-	}
-	if want, ok := v2V1StatusOf[code]; ok {
-		var got int
-		if v := r.Envelope.Error.V1Status; v != nil {
-			got = *v
-		}
-		if got != want {
-			t.Errorf("error.v1_status %d, want %d (0: null): %s", got, want, r.Raw)
-		}
-	}
-}
-
-// v2DropIDs removes member name from every object of list and returns the
-// values, for ids the test cannot know in advance.
-func v2DropIDs(t testing.TB, list any, name string) []int64 {
-	t.Helper()
-	items, ok := list.([]any)
-	if !ok {
-		t.Fatalf("not a list: %v", list)
-	}
-	var ids []int64
-	for _, it := range items {
-		m, ok := it.(map[string]any)
-		if !ok {
-			t.Fatalf("not an object: %v", it)
-		}
-		n, ok := m[name].(json.Number)
-		if !ok {
-			t.Fatalf("%s is not a number: %v", name, m)
-		}
-		id, err := n.Int64()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		ids = append(ids, id)
-		delete(m, name)
-	}
-	return ids
-}
-
-// v2Stamp is how v2 writes a time: RFC 3339, UTC.
-func v2Stamp(tm time.Time) string { return tm.UTC().Format(time.RFC3339) }
-
-// v2OwnerFaucets lists the faucets of f's owner.
-func v2OwnerFaucets(t *testing.T, env *apptest.Env, f *drip.Faucet) []drip.Faucet {
-	t.Helper()
-	list, err := env.App.Store.FaucetListByOwner(context.Background(), f.OwnerID)
-	if err != nil {
-		t.Fatalf("faucets of owner: %v", err)
-	}
-	return list
-}
-
-// v2PayoutCount counts f's payouts (at most 100).
-func v2PayoutCount(t *testing.T, env *apptest.Env, f *drip.Faucet) int {
-	t.Helper()
-	list, err := env.App.Store.PayoutList(context.Background(), &store.PayoutListParams{FaucetID: f.ID, Limit: 100})
-	if err != nil {
-		t.Fatalf("payouts: %v", err)
-	}
-	return len(list)
-}
 
 // TestV2ScopeMatrix: a key with only one scope reaches exactly the paths of
 // that scope (spec 4.2, 5 v2.2, D14); every other path answers 403
 // insufficient_scope, and a refused call changes nothing.
 func TestV2ScopeMatrix(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		if err := env.App.Listing.SetCost(ctx, "BTC", 1000); err != nil {
 			t.Fatal(err)
 		}
 		keys := map[drip.Scope]string{drip.ScopeRead: fx.read, drip.ScopeSend: fx.send,
 			drip.ScopeManage: fx.mng, drip.ScopeAdmin: fx.admin}
 		t.Run("paths", func(t *testing.T) {
-			for _, p := range v2Paths {
+			for _, p := range routes {
 				t.Run(strings.TrimPrefix(p.path, "/"), func(t *testing.T) {
 					t.Parallel()
 					for _, scope := range drip.Scopes {
-						r := env.V2(t, keys[scope], p.path, v2ValidBody(p.path))
+						r := env.V2(t, keys[scope], p.path, validBody(p.path))
 						if scope == p.scope {
 							if r.HTTPStatus != http.StatusOK || !r.Envelope.Success {
 								t.Errorf("%s key: HTTP %d, want 200: %s", scope, r.HTTPStatus, r.Raw)
@@ -338,10 +65,10 @@ func TestV2ScopeMatrix(t *testing.T) {
 		if got, want := env.Balance(t, fx.f.AccountID, "BTC"), int64(1_000_000-1000-1000); got != want {
 			t.Errorf("faucet BTC balance %d, want %d", got, want)
 		}
-		if got := v2PayoutCount(t, env, fx.f); got != 1 {
+		if got := len(payouts(t, env, fx.f)); got != 1 {
 			t.Errorf("%d payouts, want 1", got)
 		}
-		if got := len(v2OwnerFaucets(t, env, fx.f)); got != 2 {
+		if got := len(ownerFaucets(t, env, fx.f)); got != 2 {
 			t.Errorf("owner has %d faucets, want 2", got)
 		}
 	})
@@ -350,17 +77,17 @@ func TestV2ScopeMatrix(t *testing.T) {
 // TestV2ScopesAreNotRanked: no scope implies another; a key holding every
 // scope but the path's is refused too (D14).
 func TestV2ScopesAreNotRanked(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		env.User(t, "bob")
-		for _, p := range v2Paths {
+		for _, p := range routes {
 			var others []drip.Scope
 			for _, s := range drip.Scopes {
 				if s != p.scope {
 					others = append(others, s)
 				}
 			}
-			r := env.V2(t, env.Key(t, f, others...), p.path, v2ValidBody(p.path))
+			r := env.V2(t, env.Key(t, f, others...), p.path, validBody(p.path))
 			if r.HTTPStatus != http.StatusForbidden || r.Code() != "insufficient_scope" {
 				t.Errorf("%s with %v: HTTP %d %q, want 403 insufficient_scope", p.path, others, r.HTTPStatus, r.Code())
 			}
@@ -373,8 +100,8 @@ func TestV2ScopesAreNotRanked(t *testing.T) {
 
 // TestV2Balance: /balance is one coin's balance, exact in units and coins (D1).
 func TestV2Balance(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_234_567, "DOGE": 5})
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_234_567, "DOGE": 5})
 		for _, c := range []struct {
 			name string
 			body any
@@ -385,19 +112,19 @@ func TestV2Balance(t *testing.T) {
 			{"a coin never held", map[string]any{"currency": "ETH"}, `{"currency":"ETH","balance":0,"balance_bitcoin":0}`},
 			{"no currency: BTC when the faucet selected none", nil, `{"currency":"BTC","balance":1234567,"balance_bitcoin":0.01234567}`},
 		} {
-			t.Run(c.name, func(t *testing.T) { v2WantData(t, env.V2(t, fx.read, "/balance", c.body), c.want) })
+			t.Run(c.name, func(t *testing.T) { wantData(t, env.V2(t, fx.read, "/balance", c.body), c.want) })
 		}
 		t.Run("after a payout", func(t *testing.T) {
-			v2Pay(t, env, fx.send, "bob", 234_567, "BTC")
-			v2WantData(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "BTC"}),
+			pay(t, env, fx.send, "bob", 234_567, "BTC")
+			wantData(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "BTC"}),
 				`{"currency":"BTC","balance":1000000,"balance_bitcoin":0.01}`)
 		})
 		t.Run("refusals", func(t *testing.T) {
-			v2WantError(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "XYZ"}), 400, "invalid_currency")
-			v2WantError(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "xyz"}), 400, "invalid_currency")
+			wantError(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "XYZ"}), 400, "invalid_currency")
+			wantError(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "xyz"}), 400, "invalid_currency")
 		})
 		t.Run("a symbol in lower case is the coin, answered in upper case (D28)", func(t *testing.T) {
-			v2WantData(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "btc"}),
+			wantData(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "btc"}),
 				`{"currency":"BTC","balance":1000000,"balance_bitcoin":0.01}`)
 		})
 	})
@@ -406,12 +133,12 @@ func TestV2Balance(t *testing.T) {
 // TestV2Balances: /balances lists every active coin in display order, zeros
 // included, and leaves a disabled coin out.
 func TestV2Balances(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 250_000_000})
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 250_000_000})
 		if err := env.App.Coins.SetActive(context.Background(), "XRP", false); err != nil {
 			t.Fatal(err)
 		}
-		v2WantData(t, env.V2(t, fx.read, "/balances", nil), `{"balances":[
+		wantData(t, env.V2(t, fx.read, "/balances", nil), `{"balances":[
 			{"currency":"BTC","balance":1000000,"balance_bitcoin":0.01},
 			{"currency":"ETH","balance":0,"balance_bitcoin":0},
 			{"currency":"DOGE","balance":250000000,"balance_bitcoin":2.5},
@@ -426,8 +153,8 @@ func TestV2Balances(t *testing.T) {
 	})
 }
 
-// v2ActiveCoins are the built-in coins and names, in display order.
-var v2ActiveCoins = []struct{ symbol, name string }{
+// activeCoins are the built-in coins and names, in display order.
+var activeCoins = []struct{ symbol, name string }{
 	{"BTC", "Bitcoin"}, {"ETH", "Ethereum"}, {"DOGE", "Dogecoin"}, {"LTC", "Litecoin"},
 	{"BCH", "Bitcoin Cash"}, {"DASH", "Dash"}, {"DGB", "DigiByte"}, {"TRX", "Tron"},
 	{"USDT", "Tether"}, {"BNB", "Binance Coin"}, {"SOL", "Solana"}, {"XRP", "Ripple"},
@@ -436,20 +163,20 @@ var v2ActiveCoins = []struct{ symbol, name string }{
 // TestV2Currencies: /currencies carries each active coin's minimum payout,
 // whether the faucet selected it, and the owner's limits that count it.
 func TestV2Currencies(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		btcLimit := map[string]any{"currency": "BTC", "per": "recipient", "window_seconds": 3600, "max_count": 10, "max_amount": nil}
 		anyLimit := map[string]any{"currency": nil, "per": "ip", "window_seconds": 60, "max_count": nil, "max_amount": 5000}
-		v2WantOK(t, env.V2(t, fx.mng, "/ratelimits/set", map[string]any{"ratelimits": []any{
+		wantOK(t, env.V2(t, fx.mng, "/ratelimits/set", map[string]any{"ratelimits": []any{
 			map[string]any{"currency": "BTC", "per": "recipient", "window_seconds": 3600, "max_count": 10},
 			map[string]any{"per": "ip", "window_seconds": 60, "max_amount": 5000},
 		}}))
-		update := v2ValidBody("/faucet/update").(map[string]any)
+		update := validBody("/faucet/update").(map[string]any)
 		update["currencies_selected"] = []string{"DOGE", "LTC"}
-		v2WantOK(t, env.V2(t, fx.mng, "/faucet/update", update))
+		wantOK(t, env.V2(t, fx.mng, "/faucet/update", update))
 
 		var want []any
-		for _, c := range v2ActiveCoins {
+		for _, c := range activeCoins {
 			limits := []any{anyLimit}
 			if c.symbol == "BTC" {
 				limits = []any{btcLimit, anyLimit}
@@ -458,16 +185,16 @@ func TestV2Currencies(t *testing.T) {
 				"minimum_payout_bitcoin": json.Number("0.00000001"),
 				"selected":               c.symbol == "DOGE" || c.symbol == "LTC", "ratelimits": limits})
 		}
-		v2WantData(t, env.V2(t, fx.read, "/currencies", nil), v2Text(t, map[string]any{"currencies": want}))
+		wantData(t, env.V2(t, fx.read, "/currencies", nil), jsonText(t, map[string]any{"currencies": want}))
 	})
 }
 
 // TestV2CheckAddress: /check-address resolves every kind of destination
 // (D11) to the recipient's payout_user_hash.
 func TestV2CheckAddress(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		if err := env.App.Users.LinkAddress(ctx, fx.bob, "DOGE", "DBobWalletAddress1"); err != nil {
 			t.Fatal(err)
 		}
@@ -486,17 +213,17 @@ func TestV2CheckAddress(t *testing.T) {
 			// coin it is linked for, and the answer names it (issue 14).
 			{"wallet address without a currency", map[string]any{"address": "DBobWalletAddress1"}, `{"address":"DBobWalletAddress1","currency":"DOGE","payout_user_hash":"` + hash + `"}`},
 		} {
-			t.Run(c.name, func(t *testing.T) { v2WantData(t, env.V2(t, fx.read, "/check-address", c.body), c.want) })
+			t.Run(c.name, func(t *testing.T) { wantData(t, env.V2(t, fx.read, "/check-address", c.body), c.want) })
 		}
 		t.Run("refusals", func(t *testing.T) {
-			v2WantError(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1", "currency": "BTC"}), 400, "recipient_not_payable")
+			wantError(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1", "currency": "BTC"}), 400, "recipient_not_payable")
 			// One string linked by two users, each for another coin.
 			carol := env.User(t, "carol")
 			if err := env.App.Users.LinkAddress(ctx, carol, "LTC", "DBobWalletAddress1"); err != nil {
 				t.Fatal(err)
 			}
-			v2WantError(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1"}), 400, "invalid")
-			v2WantData(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1", "currency": "LTC"}),
+			wantError(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1"}), 400, "invalid")
+			wantData(t, env.V2(t, fx.read, "/check-address", map[string]any{"address": "DBobWalletAddress1", "currency": "LTC"}),
 				`{"address":"DBobWalletAddress1","currency":"LTC","payout_user_hash":"`+carol.PayoutUserHash+`"}`)
 		})
 		if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(hash) {
@@ -505,17 +232,11 @@ func TestV2CheckAddress(t *testing.T) {
 	})
 }
 
-// v2PayoutItem is one /payouts item as the test expects it.
-func v2PayoutItem(id int64, to string, amount int64, coin, ip, referral string, at time.Time) map[string]any {
-	return map[string]any{"payout_id": id, "to": to, "amount": amount, "currency": coin,
-		"ip_address": ip, "referral": referral, "created_at": v2Stamp(at)}
-}
-
 // TestV2Payouts: /payouts lists payouts newest first, count 1-100 (spec 8),
 // filtered to one coin when asked, by POST or by GET with a query (D33).
 func TestV2Payouts(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 1_000_000})
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 1_000_000})
 		env.User(t, "carol")
 		var items []map[string]any // oldest first
 		for _, p := range []struct {
@@ -529,20 +250,10 @@ func TestV2Payouts(t *testing.T) {
 			{"bob@example.com", 300, "DOGE", "2001:db8::7", ""},
 			{"carol", 4000, "BTC", "", "true"},
 		} {
-			body := v2SendBody(p.to, p.amount, p.coin)
-			if p.ip != "" {
-				body["ip_address"] = p.ip
-			}
-			if p.referral != "" {
-				body["referral"] = p.referral
-			}
-			r := env.V2(t, fx.send, "/send", body)
-			v2WantOK(t, r)
-			var d struct {
-				PayoutID int64 `json:"payout_id"`
-			}
-			r.Data(t, &d)
-			items = append(items, v2PayoutItem(d.PayoutID, p.to, p.amount, p.coin, p.ip, p.referral, env.Clock.Now()))
+			body := freshSend(p.to, p.amount, p.coin)
+			body.IPAddress, body.Referral = p.ip, p.referral // left out when ""
+			id := wantPaid(t, env.V2(t, fx.send, "/send", body), false).PayoutID
+			items = append(items, payoutItem(id, p.to, p.amount, p.coin, p.ip, p.referral, env.Clock.Now()))
 			env.Clock.Advance(time.Minute)
 		}
 		newest := func(idx ...int) string {
@@ -550,7 +261,7 @@ func TestV2Payouts(t *testing.T) {
 			for _, i := range idx {
 				list = append(list, items[i])
 			}
-			return v2Text(t, map[string]any{"payouts": list})
+			return jsonText(t, map[string]any{"payouts": list})
 		}
 		for _, c := range []struct {
 			name   string
@@ -570,7 +281,7 @@ func TestV2Payouts(t *testing.T) {
 			{"GET without a query", "GET", "/payouts", nil, newest(3, 2, 1, 0)},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				v2WantData(t, env.V2Do(t, c.method, fx.read, c.path, c.body, nil), c.want)
+				wantData(t, env.V2Do(t, c.method, fx.read, c.path, c.body, nil), c.want)
 			})
 		}
 		t.Run("refusals", func(t *testing.T) {
@@ -589,7 +300,7 @@ func TestV2Payouts(t *testing.T) {
 				{"GET", "/payouts?currency=XYZ", nil, "invalid_currency"},
 				{"GET", "/payouts?colour=red", nil, "invalid"},
 			} {
-				v2WantError(t, env.V2Do(t, c.method, fx.read, c.path, c.body, nil), 400, c.code)
+				wantError(t, env.V2Do(t, c.method, fx.read, c.path, c.body, nil), 400, c.code)
 			}
 		})
 	})
@@ -598,29 +309,29 @@ func TestV2Payouts(t *testing.T) {
 // TestV2StatsDaily: /stats/daily sums payouts per UTC day and coin over the
 // last 30 days, newest day first; another faucet's payouts do not count.
 func TestV2StatsDaily(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 1_000_000})
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 1_000_000})
 		env.User(t, "carol")
-		v2WantData(t, env.V2(t, fx.read, "/stats/daily", nil), `{"from":"2026-02-13","to":"2026-03-14","days":[]}`)
+		wantData(t, env.V2(t, fx.read, "/stats/daily", nil), `{"from":"2026-02-13","to":"2026-03-14","days":[]}`)
 
 		// 2026-03-14
-		v2Pay(t, env, fx.send, "bob", 1000, "BTC")
-		v2Pay(t, env, fx.send, "bob", 2000, "BTC")
-		v2Pay(t, env, fx.send, "carol", 500, "BTC")
-		v2Pay(t, env, fx.send, "carol", 700, "DOGE")
+		pay(t, env, fx.send, "bob", 1000, "BTC")
+		pay(t, env, fx.send, "bob", 2000, "BTC")
+		pay(t, env, fx.send, "carol", 500, "BTC")
+		pay(t, env, fx.send, "carol", 700, "DOGE")
 		other, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
-		v2Pay(t, env, env.Key(t, other, drip.ScopeSend), "bob", 9999, "BTC")
+		pay(t, env, env.Key(t, other, drip.ScopeSend), "bob", 9999, "BTC")
 		env.Clock.Advance(24 * time.Hour) // 2026-03-15
-		v2Pay(t, env, fx.send, "bob", 400, "BTC")
+		pay(t, env, fx.send, "bob", 400, "BTC")
 
-		v2WantData(t, env.V2(t, fx.read, "/stats/daily", nil), `{"from":"2026-02-14","to":"2026-03-15","days":[
+		wantData(t, env.V2(t, fx.read, "/stats/daily", nil), `{"from":"2026-02-14","to":"2026-03-15","days":[
 			{"date":"2026-03-15","currency":"BTC","payouts":1,"amount":400,"amount_bitcoin":0.000004,"unique_users":1},
 			{"date":"2026-03-14","currency":"BTC","payouts":3,"amount":3500,"amount_bitcoin":0.000035,"unique_users":2},
 			{"date":"2026-03-14","currency":"DOGE","payouts":1,"amount":700,"amount_bitcoin":0.000007,"unique_users":1}]}`)
 
 		// 29 days on, 2026-03-14 falls out of the window; 2026-03-15 is its first day.
 		env.Clock.Advance(29 * 24 * time.Hour)
-		v2WantData(t, env.V2(t, fx.read, "/stats/daily", nil), `{"from":"2026-03-15","to":"2026-04-13","days":[
+		wantData(t, env.V2(t, fx.read, "/stats/daily", nil), `{"from":"2026-03-15","to":"2026-04-13","days":[
 			{"date":"2026-03-15","currency":"BTC","payouts":1,"amount":400,"amount_bitcoin":0.000004,"unique_users":1}]}`)
 	})
 }
@@ -628,8 +339,8 @@ func TestV2StatsDaily(t *testing.T) {
 // TestV2StatsUsers: /stats/users pages recipients by their total, largest
 // first, 50 a page (D37).
 func TestV2StatsUsers(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 10_000_000, "DOGE": 1_000_000})
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 10_000_000, "DOGE": 1_000_000})
 		start := env.Clock.Now()
 		type stat struct {
 			hash   string
@@ -641,13 +352,13 @@ func TestV2StatsUsers(t *testing.T) {
 		for i := 1; i <= 51; i++ {
 			u := env.User(t, fmt.Sprintf("user%02d", i))
 			amount := int64(1000 + 10*i)
-			v2Pay(t, env, fx.send, u.Username, amount, "BTC")
+			pay(t, env, fx.send, u.Username, amount, "BTC")
 			stats = append(stats, stat{u.PayoutUserHash, 1, amount, start})
 		}
 		env.Clock.Advance(time.Minute)
-		v2Pay(t, env, fx.send, "user01", 5, "BTC") // user01: 2 payouts, 1015, still the smallest total
+		pay(t, env, fx.send, "user01", 5, "BTC") // user01: 2 payouts, 1015, still the smallest total
 		stats[0] = stat{stats[0].hash, 2, 1015, env.Clock.Now()}
-		v2Pay(t, env, fx.send, "user07", 123, "DOGE")
+		pay(t, env, fx.send, "user07", 123, "DOGE")
 
 		// Largest total first: user51 ... user01.
 		slices.Reverse(stats)
@@ -655,9 +366,9 @@ func TestV2StatsUsers(t *testing.T) {
 			items := []any{}
 			for _, s := range stats[from:to] {
 				items = append(items, map[string]any{"payout_user_hash": s.hash, "payouts": s.n, "amount": s.amount,
-					"amount_bitcoin": json.Number(drip.FormatCoins(s.amount)), "last_payout_at": v2Stamp(s.last)})
+					"amount_bitcoin": json.Number(drip.FormatCoins(s.amount)), "last_payout_at": stamp(s.last)})
 			}
-			return v2Text(t, map[string]any{"items": items, "page": n, "per_page": 50, "total": 51})
+			return jsonText(t, map[string]any{"items": items, "page": n, "per_page": 50, "total": 51})
 		}
 		for _, c := range []struct {
 			name string
@@ -669,13 +380,13 @@ func TestV2StatsUsers(t *testing.T) {
 			{"page 2 holds the 51st", map[string]any{"coin": "BTC", "page": 2}, page(2, 50, 51)},
 			{"page 3 is empty", map[string]any{"coin": "BTC", "page": 3}, page(3, 51, 51)},
 			{"another coin", map[string]any{"coin": "DOGE"}, `{"items":[{"payout_user_hash":"` + stats[44].hash +
-				`","payouts":1,"amount":123,"amount_bitcoin":0.00000123,"last_payout_at":"` + v2Stamp(env.Clock.Now()) + `"}],"page":1,"per_page":50,"total":1}`},
+				`","payouts":1,"amount":123,"amount_bitcoin":0.00000123,"last_payout_at":"` + stamp(env.Clock.Now()) + `"}],"page":1,"per_page":50,"total":1}`},
 			{"a coin never paid", map[string]any{"coin": "ETH"}, `{"items":[],"page":1,"per_page":50,"total":0}`},
 		} {
-			t.Run(c.name, func(t *testing.T) { v2WantData(t, env.V2(t, fx.read, "/stats/users", c.body), c.want) })
+			t.Run(c.name, func(t *testing.T) { wantData(t, env.V2(t, fx.read, "/stats/users", c.body), c.want) })
 		}
 		t.Run("GET with a query", func(t *testing.T) {
-			v2WantData(t, env.V2Do(t, "GET", fx.read, "/stats/users?coin=BTC&page=2", nil, nil), page(2, 50, 51))
+			wantData(t, env.V2Do(t, "GET", fx.read, "/stats/users?coin=BTC&page=2", nil, nil), page(2, 50, 51))
 		})
 	})
 }
@@ -683,15 +394,15 @@ func TestV2StatsUsers(t *testing.T) {
 // TestV2Transactions: /transactions pages the faucet's journal in one coin,
 // newest first, money in positive and out negative, payouts with their id.
 func TestV2Transactions(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 10})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 10})
 		if err := env.App.Listing.SetCost(ctx, "BTC", 1000); err != nil {
 			t.Fatal(err)
 		}
-		payoutID := v2Pay(t, env, fx.send, "bob", 2500, "BTC")
+		payoutID := pay(t, env, fx.send, "bob", 2500, "BTC")
 		r := env.V2(t, fx.admin, "/faucet/request-approval", map[string]any{"coin": "BTC"})
-		v2WantOK(t, r)
+		wantOK(t, r)
 		var req struct {
 			Listing struct {
 				RequestID int64 `json:"request_id"`
@@ -704,7 +415,7 @@ func TestV2Transactions(t *testing.T) {
 		if _, err := env.App.Listing.Reject(ctx, req.Listing.RequestID); err != nil {
 			t.Fatal(err)
 		}
-		at := v2Stamp(env.Clock.Now())
+		at := stamp(env.Clock.Now())
 		item := func(kind string, amount int64, payout any) map[string]any {
 			return map[string]any{"type": kind, "currency": "BTC", "amount": amount,
 				"amount_bitcoin": json.Number(drip.FormatCoins(amount)), "payout_id": payout, "created_at": at}
@@ -732,15 +443,15 @@ func TestV2Transactions(t *testing.T) {
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				r := env.V2Do(t, c.method, fx.read, c.path, c.body, nil)
-				v2WantOK(t, r)
-				got := v2JSON(t, string(r.Envelope.Data))
-				ids := v2DropIDs(t, got.(map[string]any)["items"], "id")
+				wantOK(t, r)
+				got := decodeJSON(t, string(r.Envelope.Data))
+				ids := dropIDs(t, got.(map[string]any)["items"], "id")
 				for i := 1; i < len(ids); i++ {
 					if ids[i] >= ids[i-1] || ids[i] <= 0 {
 						t.Errorf("ids %v: want positive and newest (largest) first", ids)
 					}
 				}
-				if diff := cmp.Diff(v2JSON(t, v2Text(t, c.want)), got); diff != "" {
+				if diff := cmp.Diff(decodeJSON(t, jsonText(t, c.want)), got); diff != "" {
 					t.Errorf("data (-want +got):\n%s", diff)
 				}
 			})
@@ -748,58 +459,14 @@ func TestV2Transactions(t *testing.T) {
 	})
 }
 
-// v2FaucetWant is the /faucet record (D38) the test expects.
-type v2FaucetWant struct {
-	id                      int64
-	name, domain, url, desc string
-	timer                   int
-	currencies, categories  []string
-	created                 time.Time
-	whitelist               []string
-	limits                  []any
-	rules                   map[string]any
-	lowBalance              map[string]any
-	listing                 any
-	balances                []any
-}
-
-func (w v2FaucetWant) json(t testing.TB) string {
-	return v2Text(t, map[string]any{
-		"id": w.id, "faucet_name": w.name, "faucet_domain": w.domain, "faucet_url": w.url,
-		"faucet_description": w.desc, "timer_minutes": w.timer, "currencies_selected": w.currencies,
-		"categories_selected": w.categories, "owner_status": "active", "created_at": v2Stamp(w.created),
-		"ip_whitelist": w.whitelist, "ratelimits": w.limits, "anti_fraud": w.rules,
-		"low_balance_notification": w.lowBalance, "listing": w.listing, "balances": w.balances,
-	})
-}
-
-// v2NewFaucetWant is what /faucet says of a faucet just made by apptest.
-func v2NewFaucetWant(f *drip.Faucet, balances ...any) v2FaucetWant {
-	if balances == nil {
-		balances = []any{}
-	}
-	return v2FaucetWant{
-		id: f.ID, name: f.Name, domain: f.Domain, url: f.URL, desc: "", timer: 60,
-		currencies: []string{}, categories: []string{}, created: f.CreatedAt,
-		whitelist: []string{}, limits: []any{},
-		rules:      map[string]any{"anti_fraud": true, "trust_rank": 0, "negative_rank": 100, "whitelist": []any{}, "blacklist": []any{}},
-		lowBalance: map[string]any{"enabled": false, "thresholds": map[string]any{}},
-		listing:    nil, balances: balances,
-	}
-}
-
-func v2BalanceJSON(coin string, units int64) map[string]any {
-	return map[string]any{"currency": coin, "balance": units, "balance_bitcoin": json.Number(drip.FormatCoins(units))}
-}
-
 // TestV2FaucetUpdateAndRecord: /faucet is the whole record (D38);
 // /faucet/update sets every D38 field, normalizes name, domain and lists,
 // and leaves absent lists as they were.
 func TestV2FaucetUpdateAndRecord(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
-		want := v2NewFaucetWant(fx.f, v2BalanceJSON("BTC", 1_000_000))
-		t.Run("a new faucet", func(t *testing.T) { v2WantData(t, env.V2(t, fx.read, "/faucet", nil), want.json(t)) })
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		want := newFaucetWant(t, fx.f, balanceJSON("BTC", 1_000_000))
+		t.Run("a new faucet", func(t *testing.T) { wantData(t, env.V2(t, fx.read, "/faucet", nil), want.json(t)) })
 
 		r := env.V2(t, fx.mng, "/faucet/update", map[string]any{
 			"faucet_name": "  Moon Drops  ", "faucet_domain": "Moon.Example.ORG", "faucet_url": "https://moon.example.org/claim?ref=1",
@@ -808,10 +475,10 @@ func TestV2FaucetUpdateAndRecord(t *testing.T) {
 		})
 		want.name, want.domain, want.url, want.desc, want.timer = "Moon Drops", "moon.example.org", "https://moon.example.org/claim?ref=1", "Claim every five minutes.", 5
 		want.currencies, want.categories = []string{"DOGE", "BTC"}, []string{"games", "bitcoin"}
-		t.Run("the update's reply", func(t *testing.T) { v2WantData(t, r, want.json(t)) })
-		t.Run("read back", func(t *testing.T) { v2WantData(t, env.V2(t, fx.read, "/faucet", nil), want.json(t)) })
+		t.Run("the update's reply", func(t *testing.T) { wantData(t, r, want.json(t)) })
+		t.Run("read back", func(t *testing.T) { wantData(t, env.V2(t, fx.read, "/faucet", nil), want.json(t)) })
 		t.Run("balance defaults to the first selected coin", func(t *testing.T) {
-			v2WantData(t, env.V2(t, fx.read, "/balance", nil), `{"currency":"DOGE","balance":0,"balance_bitcoin":0}`)
+			wantData(t, env.V2(t, fx.read, "/balance", nil), `{"currency":"DOGE","balance":0,"balance_bitcoin":0}`)
 		})
 
 		t.Run("absent lists stay, bounds accepted", func(t *testing.T) {
@@ -822,13 +489,13 @@ func TestV2FaucetUpdateAndRecord(t *testing.T) {
 			})
 			w := want
 			w.name, w.url, w.desc, w.timer = name, "http://moon.example.org", desc, 1440
-			v2WantData(t, r, w.json(t))
+			wantData(t, r, w.json(t))
 			r = env.V2(t, fx.mng, "/faucet/update", map[string]any{
 				"faucet_name": "x", "faucet_domain": "moon.example.org", "faucet_url": "https://moon.example.org/",
 				"faucet_description": "", "timer_minutes": 1, "currencies_selected": []string{}, "categories_selected": []string{},
 			})
 			w.name, w.url, w.desc, w.timer, w.currencies, w.categories = "x", "https://moon.example.org/", "", 1, []string{}, []string{}
-			v2WantData(t, r, w.json(t))
+			wantData(t, r, w.json(t))
 		})
 	})
 }
@@ -836,11 +503,11 @@ func TestV2FaucetUpdateAndRecord(t *testing.T) {
 // TestV2RateLimits: /ratelimits reads the key's request rate (D40) and the
 // owner's send limits; /ratelimits/set replaces them (D41), and they apply.
 func TestV2RateLimits(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
-		v2WantData(t, env.V2(t, fx.read, "/ratelimits", nil),
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		wantData(t, env.V2(t, fx.read, "/ratelimits", nil),
 			`{"request_rate":{"per_minute":60,"burst":120,"remaining":119},"ratelimits":[]}`)
-		v2WantData(t, env.V2Do(t, "GET", fx.read, "/ratelimits", nil, nil),
+		wantData(t, env.V2Do(t, "GET", fx.read, "/ratelimits", nil, nil),
 			`{"request_rate":{"per_minute":60,"burst":120,"remaining":118},"ratelimits":[]}`)
 
 		limits := `[{"currency":"BTC","per":"recipient","window_seconds":3600,"max_count":10,"max_amount":null},
@@ -850,22 +517,22 @@ func TestV2RateLimits(t *testing.T) {
 			{"currency":"BTC","per":"recipient","window_seconds":3600,"max_count":10},
 			{"per":"faucet","window_seconds":86400,"max_amount":5000},
 			{"currency":"DOGE","per":"ip","window_seconds":60,"max_count":2,"max_amount":300}]}`)
-		v2WantData(t, r, `{"request_rate":{"per_minute":60,"burst":120,"remaining":119},"ratelimits":`+limits+`}`)
-		v2WantData(t, env.V2(t, fx.read, "/ratelimits", nil),
+		wantData(t, r, `{"request_rate":{"per_minute":60,"burst":120,"remaining":119},"ratelimits":`+limits+`}`)
+		wantData(t, env.V2(t, fx.read, "/ratelimits", nil),
 			`{"request_rate":{"per_minute":60,"burst":120,"remaining":117},"ratelimits":`+limits+`}`)
 
 		t.Run("they apply to sends", func(t *testing.T) {
-			v2Pay(t, env, fx.send, "bob", 4000, "BTC")
-			r := env.V2(t, fx.send, "/send", v2SendBody("bob", 1001, "BTC"))
-			v2WantError(t, r, http.StatusTooManyRequests, "send_limit_reached")
+			pay(t, env, fx.send, "bob", 4000, "BTC")
+			r := env.V2(t, fx.send, "/send", freshSend("bob", 1001, "BTC"))
+			wantError(t, r, http.StatusTooManyRequests, "send_limit_reached")
 			if r.Header.Get("Retry-After") == "" {
 				t.Errorf("429 without Retry-After (D34)")
 			}
 		})
 		t.Run("an empty list removes every limit", func(t *testing.T) {
-			v2WantData(t, env.V2(t, fx.mng, "/ratelimits/set", map[string]any{"ratelimits": []any{}}),
+			wantData(t, env.V2(t, fx.mng, "/ratelimits/set", map[string]any{"ratelimits": []any{}}),
 				`{"request_rate":{"per_minute":60,"burst":120,"remaining":118},"ratelimits":[]}`)
-			v2Pay(t, env, fx.send, "bob", 1001, "BTC")
+			pay(t, env, fx.send, "bob", 1001, "BTC")
 		})
 	})
 }
@@ -873,17 +540,17 @@ func TestV2RateLimits(t *testing.T) {
 // TestV2IPWhitelist: /ip-whitelist/set replaces the faucet's whitelist with
 // normalized prefixes and /ip-whitelist reads it back.
 func TestV2IPWhitelist(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
-		v2WantData(t, env.V2(t, fx.mng, "/ip-whitelist", nil), `{"ip_whitelist":[]}`)
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		wantData(t, env.V2(t, fx.mng, "/ip-whitelist", nil), `{"ip_whitelist":[]}`)
 		const set = `{"ip_whitelist":["127.0.0.1/32","203.0.113.0/24","2001:db8::1/128","198.51.0.0/16","10.0.0.1/32"]}`
-		v2WantData(t, env.V2(t, fx.mng, "/ip-whitelist/set", map[string]any{
+		wantData(t, env.V2(t, fx.mng, "/ip-whitelist/set", map[string]any{
 			"ip_whitelist": []string{"127.0.0.1", "203.0.113.0/24", "2001:db8::1", "198.51.100.7/16", "::ffff:10.0.0.1"},
 		}), set)
-		v2WantData(t, env.V2(t, fx.mng, "/ip-whitelist", nil), set)
-		v2WantData(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "BTC"}), `{"currency":"BTC","balance":1000000,"balance_bitcoin":0.01}`)
-		v2WantData(t, env.V2(t, fx.mng, "/ip-whitelist/set", map[string]any{"ip_whitelist": []string{}}), `{"ip_whitelist":[]}`)
-		v2WantData(t, env.V2(t, fx.mng, "/ip-whitelist", nil), `{"ip_whitelist":[]}`)
+		wantData(t, env.V2(t, fx.mng, "/ip-whitelist", nil), set)
+		wantData(t, env.V2(t, fx.read, "/balance", map[string]any{"currency": "BTC"}), `{"currency":"BTC","balance":1000000,"balance_bitcoin":0.01}`)
+		wantData(t, env.V2(t, fx.mng, "/ip-whitelist/set", map[string]any{"ip_whitelist": []string{}}), `{"ip_whitelist":[]}`)
+		wantData(t, env.V2(t, fx.mng, "/ip-whitelist", nil), `{"ip_whitelist":[]}`)
 	})
 }
 
@@ -892,18 +559,18 @@ func TestV2IPWhitelist(t *testing.T) {
 // forbidden (D34) and v1 answers 401 (spec 5 v1.3); other faucets are not
 // affected.
 func TestV2IPWhitelistExcludingTheCallerForbidsEveryPath(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		if err := env.App.Listing.SetCost(ctx, "BTC", 1000); err != nil {
 			t.Fatal(err)
 		}
 		locked, v1key := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
-		k := v2AllScopes(t, env, locked)
-		v2WantData(t, env.V2(t, k, "/ip-whitelist/set", map[string]any{"ip_whitelist": []string{"203.0.113.7"}}),
+		k := allScopesKey(t, env, locked)
+		wantData(t, env.V2(t, k, "/ip-whitelist/set", map[string]any{"ip_whitelist": []string{"203.0.113.7"}}),
 			`{"ip_whitelist":["203.0.113.7/32"]}`)
-		for _, p := range v2Paths {
-			v2WantError(t, env.V2(t, k, p.path, v2ValidBody(p.path)), http.StatusForbidden, "forbidden")
+		for _, p := range routes {
+			wantError(t, env.V2(t, k, p.path, validBody(p.path)), http.StatusForbidden, "forbidden")
 		}
 		if r := env.Post(t, "/getbalance", url.Values{"api_key": {v1key}, "currency": {"BTC"}}); r.Status() != 401 {
 			t.Errorf("v1 getbalance: status %d, want 401: %s", r.Status(), r.Raw)
@@ -911,8 +578,8 @@ func TestV2IPWhitelistExcludingTheCallerForbidsEveryPath(t *testing.T) {
 		if got := env.Balance(t, locked.AccountID, "BTC"); got != 1_000_000 {
 			t.Errorf("locked faucet BTC balance %d, want 1000000", got)
 		}
-		v2WantOK(t, env.V2(t, fx.read, "/balance", nil))
-		v2WantOK(t, env.V2(t, fx.send, "/send", v2SendBody("bob", 1000, "BTC")))
+		wantOK(t, env.V2(t, fx.read, "/balance", nil))
+		wantOK(t, env.V2(t, fx.send, "/send", freshSend("bob", 1000, "BTC")))
 	})
 }
 
@@ -920,11 +587,11 @@ func TestV2IPWhitelistExcludingTheCallerForbidsEveryPath(t *testing.T) {
 // enabled says, with thresholds; a payout crossing a threshold shows one
 // notification per crossing (D43).
 func TestV2LowBalanceNotification(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		const path, toggle = "/low-balance-notification", "/low-balance-notification/toggle"
-		v2WantData(t, env.V2(t, fx.read, path, nil), `{"enabled":false,"thresholds":{},"notifications":[]}`)
+		wantData(t, env.V2(t, fx.read, path, nil), `{"enabled":false,"thresholds":{},"notifications":[]}`)
 
 		for _, c := range []struct {
 			name string
@@ -943,65 +610,62 @@ func TestV2LowBalanceNotification(t *testing.T) {
 				`{"enabled":true,"thresholds":{"BTC":500000},"notifications":[]}`},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				v2WantData(t, env.V2(t, fx.mng, toggle, c.body), c.want)
-				v2WantData(t, env.V2(t, fx.read, path, nil), c.want)
+				wantData(t, env.V2(t, fx.mng, toggle, c.body), c.want)
+				wantData(t, env.V2(t, fx.read, path, nil), c.want)
 			})
 		}
 
 		// 1,000,000 -> 400,000 crosses 500,000; 400,000 -> 399,000 does not.
 		crossed := env.Clock.Now()
-		v2Pay(t, env, fx.send, "bob", 600_000, "BTC")
+		pay(t, env, fx.send, "bob", 600_000, "BTC")
 		env.Clock.Advance(time.Minute)
-		v2Pay(t, env, fx.send, "bob", 1000, "BTC")
+		pay(t, env, fx.send, "bob", 1000, "BTC")
 		// Back above, then below again: a second crossing, a second notification.
 		if _, err := env.App.Ledger.Deposit(ctx, fx.f, "BTC", 200_000); err != nil {
 			t.Fatal(err)
 		}
 		env.Clock.Advance(time.Minute)
 		again := env.Clock.Now()
-		v2Pay(t, env, fx.send, "bob", 100_000, "BTC")
+		pay(t, env, fx.send, "bob", 100_000, "BTC")
 
 		// read is the alert's record with the notifications' ids checked
 		// (newest first) and dropped.
 		read := func(t *testing.T) any {
 			t.Helper()
 			r := env.V2(t, fx.read, path, nil)
-			v2WantOK(t, r)
-			got := v2JSON(t, string(r.Envelope.Data))
-			ids := v2DropIDs(t, got.(map[string]any)["notifications"], "id")
+			wantOK(t, r)
+			got := decodeJSON(t, string(r.Envelope.Data))
+			ids := dropIDs(t, got.(map[string]any)["notifications"], "id")
 			if len(ids) == 2 && ids[0] <= ids[1] {
 				t.Errorf("notification ids %v: want newest first", ids)
 			}
 			return got
 		}
 		note := func(balance int64, at time.Time) map[string]any {
-			return map[string]any{"currency": "BTC", "threshold": 500000, "balance": balance, "created_at": v2Stamp(at),
+			return map[string]any{"currency": "BTC", "threshold": 500000, "balance": balance, "created_at": stamp(at),
 				"sent_at": nil, "channel": "", "attempts": 0, "last_error": ""}
 		}
-		want := v2Text(t, map[string]any{"enabled": true, "thresholds": map[string]any{"BTC": 500000},
+		want := jsonText(t, map[string]any{"enabled": true, "thresholds": map[string]any{"BTC": 500000},
 			"notifications": []any{note(499_000, again), note(400_000, crossed)}})
-		if diff := cmp.Diff(v2JSON(t, want), read(t)); diff != "" {
+		if diff := cmp.Diff(decodeJSON(t, want), read(t)); diff != "" {
 			t.Errorf("data (-want +got):\n%s", diff)
 		}
 		t.Run("refusals change nothing", func(t *testing.T) {
-			v2WantError(t, env.V2(t, fx.mng, toggle, map[string]any{"thresholds": map[string]int64{"XYZ": 1}}), 400, "invalid")
-			v2WantError(t, env.V2(t, fx.mng, toggle, map[string]any{"thresholds": map[string]int64{"BTC": -1}}), 400, "invalid")
-			if diff := cmp.Diff(v2JSON(t, want), read(t)); diff != "" {
+			wantError(t, env.V2(t, fx.mng, toggle, map[string]any{"thresholds": map[string]int64{"XYZ": 1}}), 400, "invalid")
+			wantError(t, env.V2(t, fx.mng, toggle, map[string]any{"thresholds": map[string]int64{"BTC": -1}}), 400, "invalid")
+			if diff := cmp.Diff(decodeJSON(t, want), read(t)); diff != "" {
 				t.Errorf("data (-want +got):\n%s", diff)
 			}
 		})
 	})
 }
 
-// v2DefaultRules is the anti-fraud record of a new faucet (D42).
-const v2DefaultRules = `{"anti_fraud":true,"trust_rank":0,"negative_rank":100,"whitelist":[],"blacklist":[]}`
-
 // TestV2AntiFraudToggle: the toggle flips the rank checks, or sets them as
 // enabled says; /anti-fraud/rules reads the result.
 func TestV2AntiFraudToggle(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
-		v2WantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil), v2DefaultRules)
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		wantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil), defaultRules)
 		rules := func(on bool) string {
 			return `{"anti_fraud":` + strconv.FormatBool(on) + `,"trust_rank":0,"negative_rank":100,"whitelist":[],"blacklist":[]}`
 		}
@@ -1018,11 +682,11 @@ func TestV2AntiFraudToggle(t *testing.T) {
 			{"enabled true again stays on", map[string]any{"enabled": true}, true},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				v2WantData(t, env.V2(t, fx.mng, "/anti-fraud/toggle", c.body), rules(c.on))
-				v2WantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil), rules(c.on))
+				wantData(t, env.V2(t, fx.mng, "/anti-fraud/toggle", c.body), rules(c.on))
+				wantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil), rules(c.on))
 			})
 		}
-		v2WantError(t, env.V2(t, fx.mng, "/anti-fraud/toggle", `{"enabled":"no"}`), 400, "invalid")
+		wantError(t, env.V2(t, fx.mng, "/anti-fraud/toggle", `{"enabled":"no"}`), 400, "invalid")
 	})
 }
 
@@ -1030,8 +694,8 @@ func TestV2AntiFraudToggle(t *testing.T) {
 // left as they are when absent (D42). The blacklist refuses a recipient
 // even with the rank checks off.
 func TestV2AntiFraudRulesUpdate(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		const update = "/anti-fraud/rules/update"
 		for _, c := range []struct {
 			name string
@@ -1048,14 +712,14 @@ func TestV2AntiFraudRulesUpdate(t *testing.T) {
 				`{"anti_fraud":true,"trust_rank":0,"negative_rank":0,"whitelist":[],"blacklist":["bob","203.0.113.0/24"]}`},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				v2WantData(t, env.V2(t, fx.mng, update, c.body), c.want)
-				v2WantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil), c.want)
+				wantData(t, env.V2(t, fx.mng, update, c.body), c.want)
+				wantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil), c.want)
 			})
 		}
 		t.Run("the blacklist applies with the rank checks off", func(t *testing.T) {
-			v2WantError(t, env.V2(t, fx.send, "/send", v2SendBody("bob", 1000, "BTC")), http.StatusForbidden, "recipient_refused")
-			v2WantOK(t, env.V2(t, fx.mng, "/anti-fraud/toggle", map[string]any{"enabled": false}))
-			v2WantError(t, env.V2(t, fx.send, "/send", v2SendBody("bob", 1000, "BTC")), http.StatusForbidden, "recipient_refused")
+			wantError(t, env.V2(t, fx.send, "/send", freshSend("bob", 1000, "BTC")), http.StatusForbidden, "recipient_refused")
+			wantOK(t, env.V2(t, fx.mng, "/anti-fraud/toggle", map[string]any{"enabled": false}))
+			wantError(t, env.V2(t, fx.send, "/send", freshSend("bob", 1000, "BTC")), http.StatusForbidden, "recipient_refused")
 		})
 		t.Run("refusals leave the rules", func(t *testing.T) {
 			for _, body := range []string{
@@ -1063,9 +727,9 @@ func TestV2AntiFraudRulesUpdate(t *testing.T) {
 				`{"trust_rank":101}`, `{"trust_rank":-1}`, `{"trust_rank":0,"negative_rank":101}`,
 				`{"trust_rank":0,"whitelist":[""]}`, `{"trust_rank":0,"blacklist":["   "]}`,
 			} {
-				v2WantError(t, env.V2(t, fx.mng, update, body), 400, "invalid")
+				wantError(t, env.V2(t, fx.mng, update, body), 400, "invalid")
 			}
-			v2WantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil),
+			wantData(t, env.V2(t, fx.mng, "/anti-fraud/rules", nil),
 				`{"anti_fraud":false,"trust_rank":0,"negative_rank":0,"whitelist":[],"blacklist":["bob","203.0.113.0/24"]}`)
 		})
 		if got := env.Balance(t, fx.f.AccountID, "BTC"); got != 1_000_000 {
@@ -1077,18 +741,18 @@ func TestV2AntiFraudRulesUpdate(t *testing.T) {
 // TestV2Send: the send reply of spec 4.2, field by field; a retry with the
 // same idempotency key replays it without paying (D35).
 func TestV2Send(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
-		body := v2SendBody("bob", 1000, "BTC")
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		body := freshSend("bob", 1000, "BTC")
 		r := env.V2(t, fx.send, "/send", body)
-		v2WantOK(t, r)
+		wantOK(t, r)
 		var d struct {
 			PayoutID int64 `json:"payout_id"`
 		}
 		r.Data(t, &d)
 		want := fmt.Sprintf(`{"rate_limit_remaining":119,"currency":"BTC","balance":999000,"balance_bitcoin":0.00999,"payout_id":%d,"payout_user_hash":%q}`,
 			d.PayoutID, fx.bob.PayoutUserHash)
-		v2WantData(t, r, want)
+		wantData(t, r, want)
 		if d.PayoutID <= 0 {
 			t.Errorf("payout_id %d, want positive", d.PayoutID)
 		}
@@ -1098,39 +762,39 @@ func TestV2Send(t *testing.T) {
 
 		t.Run("a retry replays the original reply", func(t *testing.T) {
 			r := env.V2(t, fx.send, "/send", body)
-			v2WantData(t, r, want)
+			wantData(t, r, want)
 			if got := r.Header.Get("Idempotent-Replayed"); got != "true" {
 				t.Errorf("Idempotent-Replayed %q, want true", got)
 			}
 		})
 		t.Run("the key with another payout is 409", func(t *testing.T) {
-			other := map[string]any{"idempotency_key": body["idempotency_key"], "to": "bob", "amount": 2000, "currency": "BTC"}
-			v2WantError(t, env.V2(t, fx.send, "/send", other), http.StatusConflict, "idempotency_key_reuse")
+			other := sendBody{IdempotencyKey: body.IdempotencyKey, To: "bob", Amount: 2000, Currency: "BTC"}
+			wantError(t, env.V2(t, fx.send, "/send", other), http.StatusConflict, "idempotency_key_reuse")
 		})
 		t.Run("refusals", func(t *testing.T) {
 			for _, c := range []struct {
 				name   string
-				body   map[string]any
+				body   any
 				status int
 				code   string
 			}{
 				{"no idempotency_key", map[string]any{"to": "bob", "amount": 1000, "currency": "BTC"}, 400, "invalid"},
-				{"no to", map[string]any{"idempotency_key": v2Idem(), "amount": 1000, "currency": "BTC"}, 400, "recipient_not_payable"},
-				{"unknown recipient", v2SendBody("nobody", 1000, "BTC"), 400, "recipient_not_payable"},
-				{"no currency", map[string]any{"idempotency_key": v2Idem(), "to": "bob", "amount": 1000}, 400, "invalid_currency"},
-				{"unknown currency", v2SendBody("bob", 1000, "XYZ"), 400, "invalid_currency"},
-				{"amount 0", v2SendBody("bob", 0, "BTC"), 400, "invalid_amount"},
-				{"balance too low", v2SendBody("bob", 999_001, "BTC"), http.StatusConflict, "insufficient_balance"},
+				{"no to", map[string]any{"idempotency_key": freshIdem(), "amount": 1000, "currency": "BTC"}, 400, "recipient_not_payable"},
+				{"unknown recipient", freshSend("nobody", 1000, "BTC"), 400, "recipient_not_payable"},
+				{"no currency", map[string]any{"idempotency_key": freshIdem(), "to": "bob", "amount": 1000}, 400, "invalid_currency"},
+				{"unknown currency", freshSend("bob", 1000, "XYZ"), 400, "invalid_currency"},
+				{"amount 0", freshSend("bob", 0, "BTC"), 400, "invalid_amount"},
+				{"balance too low", freshSend("bob", 999_001, "BTC"), http.StatusConflict, "insufficient_balance"},
 			} {
-				t.Run(c.name, func(t *testing.T) { v2WantError(t, env.V2(t, fx.send, "/send", c.body), c.status, c.code) })
+				t.Run(c.name, func(t *testing.T) { wantError(t, env.V2(t, fx.send, "/send", c.body), c.status, c.code) })
 			}
 		})
 		t.Run("a refused send leaves its key free", func(t *testing.T) {
-			b := v2SendBody("bob", 999_001, "BTC")
-			v2WantError(t, env.V2(t, fx.send, "/send", b), http.StatusConflict, "insufficient_balance")
-			b["amount"] = 999_000
+			b := freshSend("bob", 999_001, "BTC")
+			wantError(t, env.V2(t, fx.send, "/send", b), http.StatusConflict, "insufficient_balance")
+			b.Amount = 999_000
 			r := env.V2(t, fx.send, "/send", b)
-			v2WantOK(t, r)
+			wantOK(t, r)
 			if r.Header.Get("Idempotent-Replayed") != "" {
 				t.Errorf("a first payout under a refused key was marked replayed")
 			}
@@ -1138,7 +802,7 @@ func TestV2Send(t *testing.T) {
 		if got := env.Balance(t, fx.f.AccountID, "BTC"); got != 0 {
 			t.Errorf("faucet BTC balance %d, want 0", got)
 		}
-		if got := v2PayoutCount(t, env, fx.f); got != 2 {
+		if got := len(payouts(t, env, fx.f)); got != 2 {
 			t.Errorf("%d payouts, want 2", got)
 		}
 	})
@@ -1147,13 +811,13 @@ func TestV2Send(t *testing.T) {
 // TestV2FaucetCreate: an admin key creates a faucet owned by its faucet's
 // owner; the reply carries the new faucet and its v1 key, which works.
 func TestV2FaucetCreate(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		r := env.V2(t, fx.admin, "/faucet/create", map[string]any{
 			"faucet_name": "Second Faucet", "faucet_domain": "second.example.net", "faucet_url": "https://second.example.net/claim",
 		})
-		v2WantOK(t, r)
+		wantOK(t, r)
 		var d struct {
 			Faucet struct {
 				ID int64 `json:"id"`
@@ -1168,8 +832,8 @@ func TestV2FaucetCreate(t *testing.T) {
 		if created.ID == fx.f.ID || created.OwnerID != fx.f.OwnerID {
 			t.Errorf("created faucet %d of owner %d, want a new faucet of owner %d", created.ID, created.OwnerID, fx.f.OwnerID)
 		}
-		want := v2NewFaucetWant(created)
-		v2WantData(t, r, v2Text(t, map[string]any{"faucet": v2JSON(t, want.json(t)), "api_key": d.APIKey}))
+		want := newFaucetWant(t, created)
+		wantData(t, r, jsonText(t, map[string]any{"faucet": decodeJSON(t, want.json(t)), "api_key": d.APIKey}))
 		if created.Name != "Second Faucet" || created.Domain != "second.example.net" || created.URL != "https://second.example.net/claim" {
 			t.Errorf("stored %q %q %q", created.Name, created.Domain, created.URL)
 		}
@@ -1184,7 +848,7 @@ func TestV2FaucetCreate(t *testing.T) {
 		if err := env.App.Listing.SetCost(ctx, "BTC", 1000); err != nil {
 			t.Fatal(err)
 		}
-		v2WantData(t, env.V2(t, fx.admin, "/approval-cost", map[string]any{"coin": "BTC"}),
+		wantData(t, env.V2(t, fx.admin, "/approval-cost", map[string]any{"coin": "BTC"}),
 			`{"currency":"BTC","cost":1000,"cost_bitcoin":0.00001,"balance":1000000,"listing":null}`)
 	})
 }
@@ -1193,17 +857,17 @@ func TestV2FaucetCreate(t *testing.T) {
 // /faucet/request-approval moves it from the faucet to system:listing and
 // opens one request; a second is 409 while it is open.
 func TestV2ListingApproval(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 1_000_000})
 		if err := env.App.Listing.SetCost(ctx, "BTC", 1000); err != nil {
 			t.Fatal(err)
 		}
-		v2WantData(t, env.V2(t, fx.admin, "/approval-cost", map[string]any{"coin": "BTC"}),
+		wantData(t, env.V2(t, fx.admin, "/approval-cost", map[string]any{"coin": "BTC"}),
 			`{"currency":"BTC","cost":1000,"cost_bitcoin":0.00001,"balance":1000000,"listing":null}`)
 
 		r := env.V2(t, fx.admin, "/faucet/request-approval", map[string]any{"coin": "BTC"})
-		v2WantOK(t, r)
+		wantOK(t, r)
 		var d struct {
 			Listing struct {
 				RequestID int64 `json:"request_id"`
@@ -1211,8 +875,8 @@ func TestV2ListingApproval(t *testing.T) {
 		}
 		r.Data(t, &d)
 		listing := fmt.Sprintf(`{"request_id":%d,"currency":"BTC","amount":1000,"status":"pending","created_at":%q,"decided_at":null}`,
-			d.Listing.RequestID, v2Stamp(env.Clock.Now()))
-		v2WantData(t, r, `{"listing":`+listing+`,"balance":999000}`)
+			d.Listing.RequestID, stamp(env.Clock.Now()))
+		wantData(t, r, `{"listing":`+listing+`,"balance":999000}`)
 		if got := env.Balance(t, fx.f.AccountID, "BTC"); got != 999_000 {
 			t.Errorf("faucet BTC balance %d, want 999000", got)
 		}
@@ -1221,34 +885,34 @@ func TestV2ListingApproval(t *testing.T) {
 		}
 		env.Reconcile(t)
 
-		v2WantError(t, env.V2(t, fx.admin, "/faucet/request-approval", map[string]any{"coin": "BTC"}), http.StatusConflict, "conflict")
+		wantError(t, env.V2(t, fx.admin, "/faucet/request-approval", map[string]any{"coin": "BTC"}), http.StatusConflict, "conflict")
 		if got := env.Balance(t, fx.f.AccountID, "BTC"); got != 999_000 {
 			t.Errorf("after the refused second request: faucet BTC balance %d, want 999000", got)
 		}
-		v2WantData(t, env.V2(t, fx.admin, "/approval-cost", map[string]any{"coin": "BTC"}),
+		wantData(t, env.V2(t, fx.admin, "/approval-cost", map[string]any{"coin": "BTC"}),
 			`{"currency":"BTC","cost":1000,"cost_bitcoin":0.00001,"balance":999000,"listing":`+listing+`}`)
 		r = env.V2(t, fx.read, "/faucet", nil)
-		v2WantOK(t, r)
+		wantOK(t, r)
 		var rec struct {
 			Listing json.RawMessage `json:"listing"`
 		}
 		r.Data(t, &rec)
-		if diff := cmp.Diff(v2JSON(t, listing), v2JSON(t, string(rec.Listing))); diff != "" {
+		if diff := cmp.Diff(decodeJSON(t, listing), decodeJSON(t, string(rec.Listing))); diff != "" {
 			t.Errorf("/faucet listing (-want +got):\n%s", diff)
 		}
 
 		t.Run("refusals", func(t *testing.T) {
 			for _, path := range []string{"/approval-cost", "/faucet/request-approval"} {
-				v2WantError(t, env.V2(t, fx.admin, path, nil), 400, "invalid")
-				v2WantError(t, env.V2(t, fx.admin, path, map[string]any{"coin": ""}), 400, "invalid")
-				v2WantError(t, env.V2(t, fx.admin, path, map[string]any{"coin": "XYZ"}), 400, "invalid_currency")
-				v2WantError(t, env.V2(t, fx.admin, path, map[string]any{"coin": "DOGE"}), 400, "invalid") // not offered
+				wantError(t, env.V2(t, fx.admin, path, nil), 400, "invalid")
+				wantError(t, env.V2(t, fx.admin, path, map[string]any{"coin": ""}), 400, "invalid")
+				wantError(t, env.V2(t, fx.admin, path, map[string]any{"coin": "XYZ"}), 400, "invalid_currency")
+				wantError(t, env.V2(t, fx.admin, path, map[string]any{"coin": "DOGE"}), 400, "invalid") // not offered
 			}
 		})
 		t.Run("a balance below the cost", func(t *testing.T) {
 			poor, _ := env.Faucet(t, map[string]int64{"BTC": 999})
 			k := env.Key(t, poor, drip.ScopeAdmin)
-			v2WantError(t, env.V2(t, k, "/faucet/request-approval", map[string]any{"coin": "BTC"}), http.StatusConflict, "insufficient_balance")
+			wantError(t, env.V2(t, k, "/faucet/request-approval", map[string]any{"coin": "BTC"}), http.StatusConflict, "insufficient_balance")
 			if got := env.Balance(t, poor.AccountID, "BTC"); got != 999 {
 				t.Errorf("poor faucet BTC balance %d, want 999", got)
 			}
@@ -1259,33 +923,33 @@ func TestV2ListingApproval(t *testing.T) {
 // TestV2NoPathDeletesAFaucet: admin keys cannot delete faucets (spec 4.2
 // rule 3): there is no such path, and DELETE is not a v2 method.
 func TestV2NoPathDeletesAFaucet(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1000})
-		k := v2AllScopes(t, env, f)
+		k := allScopesKey(t, env, f)
 		for _, path := range []string{"/faucet/delete", "/faucets/delete", "/faucet/remove", "/delete"} {
-			v2WantError(t, env.V2(t, k, path, map[string]any{"faucet_id": f.ID}), http.StatusNotFound, "not_found")
+			wantError(t, env.V2(t, k, path, map[string]any{"faucet_id": f.ID}), http.StatusNotFound, "not_found")
 		}
 		r := env.V2Do(t, http.MethodDelete, k, "/faucet", nil, nil)
-		v2WantError(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
+		wantError(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
 		if _, err := env.App.Store.FaucetGetByID(ctx, f.ID); err != nil {
 			t.Errorf("faucet %d: %v", f.ID, err)
 		}
-		v2WantOK(t, env.V2(t, k, "/faucet", nil))
+		wantOK(t, env.V2(t, k, "/faucet", nil))
 	})
 }
 
 // TestV2RefusesBadFields: each path's documented 400s (D34, D37, D38, D41,
 // D42); a refusal changes nothing.
 func TestV2RefusesBadFields(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		if err := env.App.Listing.SetCost(ctx, "BTC", 1000); err != nil {
 			t.Fatal(err)
 		}
 		before := env.V2(t, fx.read, "/faucet", nil)
-		v2WantOK(t, before)
+		wantOK(t, before)
 
 		site := func(change map[string]any) map[string]any {
 			b := map[string]any{"faucet_name": "Moon", "faucet_domain": "moon.example.com", "faucet_url": "https://moon.example.com/",
@@ -1314,8 +978,8 @@ func TestV2RefusesBadFields(t *testing.T) {
 		for i := range many {
 			many[i] = fmt.Sprintf("203.0.113.%d", i)
 		}
-		pages := func(path string) []v2Refusal {
-			return []v2Refusal{
+		pages := func(path string) []refusal {
+			return []refusal{
 				{path, "no coin", map[string]any{"page": 1}, 400, "invalid"},
 				{path, "page 0", map[string]any{"coin": "BTC", "page": 0}, 400, "invalid"},
 				{path, "page -1", map[string]any{"coin": "BTC", "page": -1}, 400, "invalid"},
@@ -1323,7 +987,7 @@ func TestV2RefusesBadFields(t *testing.T) {
 				{path, "unknown coin in lower case", map[string]any{"coin": "xyz"}, 400, "invalid_currency"},
 			}
 		}
-		cases := []v2Refusal{
+		cases := []refusal{
 			{"/balance", "unknown currency", map[string]any{"currency": "XYZ"}, 400, "invalid_currency"},
 			{"/check-address", "no address", map[string]any{}, 400, "invalid"},
 			{"/check-address", "unknown address", map[string]any{"address": "nobody"}, 400, "recipient_not_payable"},
@@ -1366,10 +1030,10 @@ func TestV2RefusesBadFields(t *testing.T) {
 			{"/anti-fraud/rules/update", "rank 101", map[string]any{"trust_rank": 101}, 400, "invalid"},
 			{"/anti-fraud/rules/update", "negative rank 101", map[string]any{"trust_rank": 1, "negative_rank": 101}, 400, "invalid"},
 			{"/send", "no idempotency_key", map[string]any{"to": "bob", "amount": 1000, "currency": "BTC"}, 400, "invalid"},
-			{"/send", "unknown currency", v2SendBody("bob", 1000, "XYZ"), 400, "invalid_currency"},
-			{"/send", "amount 0", v2SendBody("bob", 0, "BTC"), 400, "invalid_amount"},
-			{"/send", "unknown recipient", v2SendBody("nobody", 1000, "BTC"), 400, "recipient_not_payable"},
-			{"/send", "balance too low", v2SendBody("bob", 1_000_001, "BTC"), http.StatusConflict, "insufficient_balance"},
+			{"/send", "unknown currency", freshSend("bob", 1000, "XYZ"), 400, "invalid_currency"},
+			{"/send", "amount 0", freshSend("bob", 0, "BTC"), 400, "invalid_amount"},
+			{"/send", "unknown recipient", freshSend("nobody", 1000, "BTC"), 400, "recipient_not_payable"},
+			{"/send", "balance too low", freshSend("bob", 1_000_001, "BTC"), http.StatusConflict, "insufficient_balance"},
 			{"/faucet/create", "nothing", map[string]any{}, 400, "invalid"},
 			{"/faucet/create", "no faucet_url", map[string]any{"faucet_name": "N", "faucet_domain": "n.example.com"}, 400, "invalid"},
 			{"/faucet/create", "url on another domain", map[string]any{"faucet_name": "N", "faucet_domain": "n.example.com", "faucet_url": "https://m.example.com/"}, 400, "invalid"},
@@ -1385,26 +1049,26 @@ func TestV2RefusesBadFields(t *testing.T) {
 			for _, c := range cases {
 				t.Run(strings.TrimPrefix(c.path, "/")+"/"+c.name, func(t *testing.T) {
 					t.Parallel()
-					v2WantError(t, env.V2(t, v2AllScopes(t, env, fx.f), c.path, c.body), c.status, c.code)
+					wantError(t, env.V2(t, allScopesKey(t, env, fx.f), c.path, c.body), c.status, c.code)
 				})
 			}
 		})
 		after := env.V2(t, fx.read, "/faucet", nil)
-		v2WantOK(t, after)
-		if diff := cmp.Diff(v2JSON(t, string(before.Envelope.Data)), v2JSON(t, string(after.Envelope.Data))); diff != "" {
+		wantOK(t, after)
+		if diff := cmp.Diff(decodeJSON(t, string(before.Envelope.Data)), decodeJSON(t, string(after.Envelope.Data))); diff != "" {
 			t.Errorf("refusals changed the faucet (-before +after):\n%s", diff)
 		}
-		if got := len(v2OwnerFaucets(t, env, fx.f)); got != 1 {
+		if got := len(ownerFaucets(t, env, fx.f)); got != 1 {
 			t.Errorf("owner has %d faucets, want 1", got)
 		}
-		if got := v2PayoutCount(t, env, fx.f); got != 0 {
+		if got := len(payouts(t, env, fx.f)); got != 0 {
 			t.Errorf("%d payouts, want 0", got)
 		}
 	})
 }
 
-// v2Refusal is a request a path must refuse.
-type v2Refusal struct {
+// refusal is a request a path must refuse.
+type refusal struct {
 	path, name string
 	body       any
 	status     int
@@ -1414,10 +1078,10 @@ type v2Refusal struct {
 // TestV2Unauthenticated: without a live Bearer key every path answers 401
 // unauthenticated with WWW-Authenticate (spec 5 v2.1, D34).
 func TestV2Unauthenticated(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
-		valid := v2AllScopes(t, env, fx.f)
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		valid := allScopesKey(t, env, fx.f)
 		expiring := env.KeyWith(t, key.MintParams{FaucetID: fx.f.ID, Scopes: drip.Scopes, ExpiresIn: time.Hour})
 		revokedKey, revoked, err := env.App.Keys.Mint(ctx, key.MintParams{FaucetID: fx.f.ID, Scopes: drip.Scopes})
 		if err != nil {
@@ -1426,7 +1090,7 @@ func TestV2Unauthenticated(t *testing.T) {
 		if _, err := env.App.Keys.Revoke(ctx, revokedKey.ID); err != nil {
 			t.Fatal(err)
 		}
-		v2WantOK(t, env.V2(t, expiring, "/balance", nil))
+		wantOK(t, env.V2(t, expiring, "/balance", nil))
 		env.Clock.Advance(time.Hour)
 		auth := func(v string) http.Header { return http.Header{"Authorization": {v}} }
 		for _, c := range []struct {
@@ -1447,9 +1111,9 @@ func TestV2Unauthenticated(t *testing.T) {
 			{"v1 api_key", auth("Bearer " + fx.v1key)},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				for _, p := range v2Paths {
-					r := env.V2Do(t, http.MethodPost, "", p.path, v2ValidBody(p.path), c.header)
-					v2WantError(t, r, http.StatusUnauthorized, "unauthenticated")
+				for _, p := range routes {
+					r := env.V2Do(t, http.MethodPost, "", p.path, validBody(p.path), c.header)
+					wantError(t, r, http.StatusUnauthorized, "unauthenticated")
 					if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
 						t.Errorf("%s: WWW-Authenticate %q, want a Bearer challenge", p.path, got)
 					}
@@ -1457,7 +1121,7 @@ func TestV2Unauthenticated(t *testing.T) {
 			})
 		}
 		t.Run("the scheme is case-insensitive", func(t *testing.T) {
-			v2WantOK(t, env.V2Do(t, http.MethodPost, "", "/balance", nil, auth("bearer "+valid)))
+			wantOK(t, env.V2Do(t, http.MethodPost, "", "/balance", nil, auth("bearer "+valid)))
 		})
 		if got := env.Balance(t, fx.f.AccountID, "BTC"); got != 1_000_000 {
 			t.Errorf("faucet BTC balance %d, want 1000000", got)
@@ -1468,9 +1132,9 @@ func TestV2Unauthenticated(t *testing.T) {
 // TestV2ForbiddenCallers: a key used from outside its own IP whitelist, or
 // of a suspended owner's faucet, is 403 forbidden on every path (D14, D34).
 func TestV2ForbiddenCallers(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		elsewhere := env.KeyWith(t, key.MintParams{FaucetID: fx.f.ID, Scopes: drip.Scopes,
 			IPWhitelist: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}})
 		here := env.KeyWith(t, key.MintParams{FaucetID: fx.f.ID, Scopes: drip.Scopes,
@@ -1480,15 +1144,15 @@ func TestV2ForbiddenCallers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ofSuspended := v2AllScopes(t, env, suspended)
+		ofSuspended := allScopesKey(t, env, suspended)
 		if err := env.App.Users.SetStatus(ctx, owner, drip.UserSuspended); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range v2Paths {
-			v2WantError(t, env.V2(t, elsewhere, p.path, v2ValidBody(p.path)), http.StatusForbidden, "forbidden")
-			v2WantError(t, env.V2(t, ofSuspended, p.path, v2ValidBody(p.path)), http.StatusForbidden, "forbidden")
+		for _, p := range routes {
+			wantError(t, env.V2(t, elsewhere, p.path, validBody(p.path)), http.StatusForbidden, "forbidden")
+			wantError(t, env.V2(t, ofSuspended, p.path, validBody(p.path)), http.StatusForbidden, "forbidden")
 		}
-		v2WantOK(t, env.V2(t, here, "/balance", nil))
+		wantOK(t, env.V2(t, here, "/balance", nil))
 		if got := env.Balance(t, suspended.AccountID, "BTC"); got != 1_000_000 {
 			t.Errorf("suspended faucet BTC balance %d, want 1000000", got)
 		}
@@ -1501,18 +1165,18 @@ func TestV2ForbiddenCallers(t *testing.T) {
 // TestV2MethodNotAllowed: every path takes POST, read paths also GET; any
 // other method is 405 with Allow (D33).
 func TestV2MethodNotAllowed(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
-		for _, p := range v2Paths {
+		for _, p := range routes {
 			t.Run(strings.TrimPrefix(p.path, "/"), func(t *testing.T) {
-				k := v2AllScopes(t, env, f)
+				k := allScopesKey(t, env, f)
 				allow, methods := "POST", []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPatch}
 				if p.read() {
 					allow, methods = "GET, POST", []string{http.MethodPut, http.MethodDelete, http.MethodPatch}
 				}
 				for _, m := range methods {
-					r := env.V2Do(t, m, k, p.path, v2ValidBody(p.path), nil)
-					v2WantError(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
+					r := env.V2Do(t, m, k, p.path, validBody(p.path), nil)
+					wantError(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
 					if got := r.Header.Get("Allow"); got != allow {
 						t.Errorf("%s %s: Allow %q, want %q", m, p.path, got, allow)
 					}
@@ -1528,15 +1192,15 @@ func TestV2MethodNotAllowed(t *testing.T) {
 // TestV2UnknownPaths: any other path under /api/v2 is 404 not_found in the
 // v2 envelope, with or without a key.
 func TestV2UnknownPaths(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		f, _ := env.Faucet(t, nil)
-		k := v2AllScopes(t, env, f)
+		k := allScopesKey(t, env, f)
 		for _, path := range []string{"", "/", "/nope", "/balance/", "/Balance", "/BALANCE", "/stats", "/stats/", "/anti-fraud",
 			"/faucet/delete", "/send/", "/getbalance", "/balance.json", "/openapi"} {
 			for _, bearer := range []string{k, ""} {
 				for _, m := range []string{http.MethodPost, http.MethodGet} {
 					r := env.V2Do(t, m, bearer, path, nil, nil)
-					v2WantError(t, r, http.StatusNotFound, "not_found")
+					wantError(t, r, http.StatusNotFound, "not_found")
 				}
 			}
 		}
@@ -1546,11 +1210,11 @@ func TestV2UnknownPaths(t *testing.T) {
 // TestV2ReadPathsTakeGET: a read path answers GET with query parameters as
 // it answers POST with the same fields in a JSON body (D33).
 func TestV2ReadPathsTakeGET(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 500})
-		v2Pay(t, env, fx.send, "bob", 1000, "BTC")
-		v2Pay(t, env, fx.send, "bob", 2000, "BTC")
-		v2Pay(t, env, fx.send, "bob", 100, "DOGE")
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000, "DOGE": 500})
+		pay(t, env, fx.send, "bob", 1000, "BTC")
+		pay(t, env, fx.send, "bob", 2000, "BTC")
+		pay(t, env, fx.send, "bob", 100, "DOGE")
 		for _, c := range []struct {
 			path  string
 			query string
@@ -1569,12 +1233,12 @@ func TestV2ReadPathsTakeGET(t *testing.T) {
 		} {
 			t.Run(strings.TrimPrefix(c.path, "/"), func(t *testing.T) {
 				post := env.V2(t, fx.read, c.path, c.body)
-				v2WantOK(t, post)
+				wantOK(t, post)
 				path := c.path
 				if c.query != "" {
 					path += "?" + c.query
 				}
-				v2WantData(t, env.V2Do(t, http.MethodGet, fx.read, path, nil, nil), string(post.Envelope.Data))
+				wantData(t, env.V2Do(t, http.MethodGet, fx.read, path, nil, nil), string(post.Envelope.Data))
 			})
 		}
 		t.Run("refusals", func(t *testing.T) {
@@ -1591,7 +1255,7 @@ func TestV2ReadPathsTakeGET(t *testing.T) {
 				{"/balance?currency=XYZ", "invalid_currency"},
 				{"/check-address?address=%ff", "invalid"},
 			} {
-				v2WantError(t, env.V2Do(t, http.MethodGet, fx.read, c.path, nil, nil), 400, c.code)
+				wantError(t, env.V2Do(t, http.MethodGet, fx.read, c.path, nil, nil), 400, c.code)
 			}
 		})
 	})

@@ -22,49 +22,32 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dripfaucet/drip/internal/apiv2"
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/ratelimit"
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
-// propN is how many requests the property test makes per path and
+// requestsPerPath is how many requests the property test makes per path and
 // direction (POST; GET makes half as many): DRIP_PROPERTY_N, or 100,
 // which keeps the test near 20 s on SQLite.
-func propN() int {
+func requestsPerPath() int {
 	if n, err := strconv.Atoi(os.Getenv("DRIP_PROPERTY_N")); err == nil && n > 0 {
 		return n
 	}
 	return 100
 }
 
-// schema is a JSON schema of the document, as generic JSON.
-type schema = map[string]any
-
-// propDoc is the served document, as generic JSON.
-func propDoc(t *testing.T) schema {
-	t.Helper()
-	var doc schema
-	if err := json.Unmarshal(apiv2.OpenAPI(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
-// propTally counts what the test tried.
-type propTally struct {
+// tally counts what the test tried.
+type tally struct {
 	valid, invalid, skipped int
 	codes                   map[string]int // replies to valid requests, by status and code
 }
 
 func TestOpenAPIProperty(t *testing.T) {
-	doc := propDoc(t)
+	doc := openAPIJSON(t)
 	for _, engine := range storetest.Engines(t) {
 		t.Run(engine.Name, func(t *testing.T) {
-			env := apptest.New(t, engine.Open(t), apptest.Options{Rate: ratelimit.Config{PerMinute: 1e6, Burst: 1_000_000},
-				CallerRate: ratelimit.Config{PerMinute: 1e6, Burst: 1_000_000}})
-			t.Cleanup(func() { env.Reconcile(t) })
+			env := checkedEnv(t, engine.Open(t), apptest.Options{Rate: unlimited, CallerRate: unlimited})
 			ctx := context.Background()
 			for _, coin := range []string{"BTC", "DOGE", "LTC", "ETH"} {
 				if err := env.App.Listing.SetCost(ctx, coin, 10); err != nil {
@@ -77,7 +60,7 @@ func TestOpenAPIProperty(t *testing.T) {
 				recipients = append(recipients, u.Username, u.Email, u.PayoutUserHash)
 			}
 			start := time.Now()
-			total := propTally{codes: map[string]int{}}
+			total := tally{codes: map[string]int{}}
 			paths := object(doc, "paths")
 			for _, path := range slices.Sorted(maps.Keys(paths)) {
 				if path == "/openapi.json" {
@@ -87,7 +70,7 @@ func TestOpenAPIProperty(t *testing.T) {
 				// requests set (an IP whitelist, anti-fraud rules) does
 				// not refuse another's.
 				f, _ := env.Faucet(t, map[string]int64{"BTC": 1 << 50, "DOGE": 1 << 50, "LTC": 1 << 50, "ETH": 1 << 50})
-				p := &propPath{
+				p := &generator{
 					t: t, env: env, path: path, key: env.Key(t, f, drip.Scopes...),
 					rand:       rand.New(rand.NewPCG(uint64(len(path)), 2026)),
 					recipients: recipients,
@@ -114,26 +97,22 @@ func TestOpenAPIProperty(t *testing.T) {
 	}
 }
 
-// propPath generates and sends the requests of one path.
-type propPath struct {
+// generator generates and sends the requests of one path.
+type generator struct {
 	t          *testing.T
 	env        *apptest.Env
 	path, key  string
 	rand       *rand.Rand
 	recipients []string
 	after      func()
-	tally      *propTally
+	tally      *tally
 	keys       int // sends so far, each with an idempotency key of its own
-}
-
-func requestSchema(op schema) schema {
-	return object(object(object(object(op, "requestBody"), "content"), "application/json"), "schema")
 }
 
 // post sends valid and invalid bodies, and the bodies that are not
 // objects.
-func (p *propPath) post(s schema) {
-	n := propN()
+func (p *generator) post(s schema) {
+	n := requestsPerPath()
 	for i, tries := 0, 0; i < n && tries < 20*n; tries++ {
 		body := p.fixup(p.valid(s, "").(map[string]any))
 		raw, _ := json.Marshal(body)
@@ -162,9 +141,9 @@ func (p *propPath) post(s schema) {
 
 // get sends valid and invalid queries; a parameter given twice is 400
 // malformed_request (D33), which a schema cannot say.
-func (p *propPath) get(params any) {
+func (p *generator) get(params any) {
 	list, _ := params.([]any)
-	n := propN() / 2
+	n := requestsPerPath() / 2
 	props, required := schema{}, []any{}
 	for _, e := range list {
 		e := e.(map[string]any)
@@ -233,7 +212,7 @@ func (p *propPath) get(params any) {
 	}
 }
 
-func (p *propPath) queryable(body map[string]any) bool {
+func (p *generator) queryable(body map[string]any) bool {
 	for _, v := range body {
 		switch v.(type) {
 		case map[string]any, []any:
@@ -246,7 +225,7 @@ func (p *propPath) queryable(body map[string]any) bool {
 // sendValid sends a request the document allows: it must get past
 // validation. Refusals of business (balance, an idempotency key reused
 // with other fields, a pending listing) are counted, not failed.
-func (p *propPath) sendValid(method, path string, raw []byte) {
+func (p *generator) sendValid(method, path string, raw []byte) {
 	p.t.Helper()
 	r := p.env.V2Do(p.t, method, p.key, path, raw, nil)
 	p.after()
@@ -259,7 +238,7 @@ func (p *propPath) sendValid(method, path string, raw []byte) {
 
 // sendInvalid sends a request the document refuses: it must be 400, with
 // code when one is given.
-func (p *propPath) sendInvalid(method, path string, raw []byte, what, code string) {
+func (p *generator) sendInvalid(method, path string, raw []byte, what, code string) {
 	p.t.Helper()
 	r := p.env.V2Do(p.t, method, p.key, path, raw, nil)
 	p.after()
@@ -272,7 +251,7 @@ func (p *propPath) sendInvalid(method, path string, raw []byte, what, code strin
 // fixup makes a generated body valid for business as well as for shape
 // where the document cannot say how: a recipient is a registered user, a
 // faucet's URL is on its domain.
-func (p *propPath) fixup(body map[string]any) map[string]any {
+func (p *generator) fixup(body map[string]any) map[string]any {
 	if _, ok := body["idempotency_key"].(string); ok {
 		// A key of its own for every send: a key bound before to another
 		// request is 409 idempotency_key_reuse (D35) whatever else the
@@ -299,7 +278,7 @@ func (p *propPath) fixup(body map[string]any) map[string]any {
 
 // valid generates a value the schema allows, preferring its examples
 // and enums, which name real coins and amounts.
-func (p *propPath) valid(s schema, name string) any {
+func (p *generator) valid(s schema, name string) any {
 	r := p.rand
 	if ex, ok := s["examples"].([]any); ok && len(ex) > 0 {
 		return ex[r.IntN(len(ex))]
@@ -352,7 +331,7 @@ func (p *propPath) valid(s schema, name string) any {
 	return nil
 }
 
-func (p *propPath) validObject(s schema) map[string]any {
+func (p *generator) validObject(s schema) map[string]any {
 	r := p.rand
 	out := map[string]any{}
 	props := object(s, "properties")
@@ -379,7 +358,7 @@ func (p *propPath) validObject(s schema) map[string]any {
 	return out
 }
 
-func (p *propPath) validString(s schema) string {
+func (p *generator) validString(s schema) string {
 	lo, hi := intOf(s, "minLength", 0), intOf(s, "maxLength", 40)
 	for range 50 {
 		var v string
@@ -398,10 +377,8 @@ func (p *propPath) validString(s schema) string {
 	return strings.Repeat("a", lo)
 }
 
-func pattern(s schema) string { v, _ := s["pattern"].(string); return v }
-
 // text is n characters of ASCII, accents, CJK, emoji and spaces.
-func (p *propPath) text(n int) string {
+func (p *generator) text(n int) string {
 	alphabet := []rune("abcXYZ019 -_.@/:'\"\\<>&é日本語🙂\u00a0\u3000\t")
 	var b strings.Builder
 	for range n {
@@ -411,7 +388,7 @@ func (p *propPath) text(n int) string {
 }
 
 // fromPattern generates a string the pattern matches.
-func (p *propPath) fromPattern(pattern string) string {
+func (p *generator) fromPattern(pattern string) string {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		p.t.Fatalf("pattern %q: %v", pattern, err)
@@ -421,7 +398,7 @@ func (p *propPath) fromPattern(pattern string) string {
 	return b.String()
 }
 
-func (p *propPath) gen(re *syntax.Regexp, b *strings.Builder) {
+func (p *generator) gen(re *syntax.Regexp, b *strings.Builder) {
 	r := p.rand
 	repeat := func(lo, hi int) {
 		if hi < 0 || hi > lo+4 {
@@ -473,7 +450,7 @@ func (p *propPath) gen(re *syntax.Regexp, b *strings.Builder) {
 
 // mutate breaks one value of a valid body, at any depth, in one way, and
 // says how.
-func (p *propPath) mutate(s schema, body map[string]any) (string, any) {
+func (p *generator) mutate(s schema, body map[string]any) (string, any) {
 	r := p.rand
 	type slot struct {
 		where    string
@@ -596,63 +573,30 @@ func (p *propPath) mutate(s schema, body map[string]any) (string, any) {
 	return h + " at " + sl.where, body
 }
 
-func typesOf(s schema) []string {
-	switch t := s["type"].(type) {
-	case string:
-		return []string{t}
-	case []any:
-		return stringsOf(t)
-	}
-	return nil
-}
-
-func stringsOf(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		out = append(out, e.(string))
-	}
-	return out
-}
-
-func intOf(s schema, key string, def int) int {
-	if f, ok := s[key].(float64); ok {
-		return int(f)
-	}
-	return def
-}
-
-func object(m map[string]any, key string) map[string]any {
-	o, _ := m[key].(map[string]any)
-	return o
-}
-
 // TestV1Status: error.v1_status is the v1 status of the same condition
 // (issue 10 item 3): 410 for a missing coin, 456 for a missing address,
 // 405 for an invalid amount, and null where v1 has none (a missing
 // idempotency key, a body that is not a JSON object).
 func TestV1Status(t *testing.T) {
 	t.Parallel()
-	env := apptest.New(t, storetest.OpenSQLite(t), apptest.Options{})
-	t.Cleanup(func() { env.Reconcile(t) })
+	env := sqliteEnv(t)
 	f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 	env.User(t, "alice")
 	key := env.Key(t, f, drip.Scopes...)
-	v1 := func(n int) *int { return &n }
 	for _, c := range []struct {
 		method, path string
 		body         any
 		code         string
 		want         *int
 	}{
-		{http.MethodPost, "/stats/users", map[string]any{}, "invalid", v1(410)},
-		{http.MethodGet, "/stats/users", nil, "invalid", v1(410)},
-		{http.MethodPost, "/transactions", map[string]any{"page": 1}, "invalid", v1(410)},
-		{http.MethodPost, "/approval-cost", nil, "invalid", v1(410)},
-		{http.MethodPost, "/check-address", map[string]any{}, "invalid", v1(456)},
-		{http.MethodGet, "/check-address?currency=BTC", nil, "invalid", v1(456)},
-		{http.MethodPost, "/send", map[string]any{"idempotency_key": "k", "to": "alice", "amount": "1.5", "currency": "BTC"}, "invalid_amount", v1(405)},
-		{http.MethodPost, "/send", map[string]any{"idempotency_key": "k", "to": "alice", "amount": 0, "currency": "BTC"}, "invalid_amount", v1(405)},
+		{http.MethodPost, "/stats/users", map[string]any{}, "invalid", intPtr(410)},
+		{http.MethodGet, "/stats/users", nil, "invalid", intPtr(410)},
+		{http.MethodPost, "/transactions", map[string]any{"page": 1}, "invalid", intPtr(410)},
+		{http.MethodPost, "/approval-cost", nil, "invalid", intPtr(410)},
+		{http.MethodPost, "/check-address", map[string]any{}, "invalid", intPtr(456)},
+		{http.MethodGet, "/check-address?currency=BTC", nil, "invalid", intPtr(456)},
+		{http.MethodPost, "/send", map[string]any{"idempotency_key": "k", "to": "alice", "amount": "1.5", "currency": "BTC"}, "invalid_amount", intPtr(405)},
+		{http.MethodPost, "/send", map[string]any{"idempotency_key": "k", "to": "alice", "amount": 0, "currency": "BTC"}, "invalid_amount", intPtr(405)},
 		{http.MethodPost, "/send", map[string]any{"to": "alice", "amount": 100, "currency": "BTC"}, "invalid", nil},
 		{http.MethodPost, "/send", "null", "malformed_request", nil},
 		{http.MethodPost, "/balance", "[1]", "malformed_request", nil},
@@ -667,18 +611,11 @@ func TestV1Status(t *testing.T) {
 		case got.Code != c.code:
 			t.Errorf("%s %s %v: code %s, want %s", c.method, c.path, c.body, got.Code, c.code)
 		case (got.V1Status == nil) != (c.want == nil) || got.V1Status != nil && *got.V1Status != *c.want:
-			t.Errorf("%s %s %v: v1_status %s, want %v", c.method, c.path, c.body, r.Raw, fmt.Sprint(derefInt(c.want)))
+			t.Errorf("%s %s %v: v1_status %s, want %v", c.method, c.path, c.body, r.Raw, intText(c.want))
 		}
 	}
 	// The reply says null, not an absent member.
 	if r := env.V2(t, key, "/send", "null"); !strings.Contains(r.Raw, `"v1_status":null`) {
 		t.Errorf("malformed body: %s, want v1_status null", r.Raw)
 	}
-}
-
-func derefInt(p *int) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }

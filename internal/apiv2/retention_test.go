@@ -14,9 +14,9 @@ import (
 // whole retention (D35, at least 7 days, longer if configured), and once
 // pruned after it, the key is free again and pays a new payout.
 func TestIdempotencyKeysKeptForTheirRetention(t *testing.T) {
-	v2Run(t, func(t *testing.T, env *apptest.Env) {
+	forEachEngineApp(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
-		fx := v2NewFixture(t, env, map[string]int64{"BTC": 1_000_000})
+		fx := newFixture(t, env, map[string]int64{"BTC": 1_000_000})
 		send := func() (int64, bool) {
 			t.Helper()
 			r := env.V2(t, fx.send, "/send", `{"idempotency_key":"weekly","to":"bob","amount":1000,"currency":"BTC"}`)

@@ -3,323 +3,51 @@
 // the real server over HTTP through apptest, on every engine
 // storetest.Engines gives, and reconcile the ledger (D3) after each test.
 //
-// Helpers carry the prefix snd so they cannot clash with the other test
-// files of this package.
+// The helpers are those of helpers_test.go.
 package apiv2_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
-	"github.com/dripfaucet/drip/internal/apiv2"
-	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/key"
-	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/price"
-	"github.com/dripfaucet/drip/internal/ratelimit"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
-
-// sndRate keeps the request rate (D40) from deciding any outcome here.
-var sndRate = ratelimit.Config{PerMinute: 60000, Burst: 10000}
-
-// sndStart is the clock apptest starts at: 15:09:26 UTC, so 8h50m34s
-// (31834 s) before the UTC midnight that resets daily caps (D36).
-var sndStart = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-
-// sndRun runs fn as a parallel subtest on every engine (D30, D31).
-func sndRun(t *testing.T, fn func(t *testing.T, eng storetest.Engine)) {
-	t.Helper()
-	t.Parallel()
-	for _, eng := range storetest.Engines(t) {
-		t.Run(eng.Name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, eng)
-		})
-	}
-}
-
-// sndEnv is apptest.New with the request rate out of the way.
-func sndEnv(t *testing.T, eng storetest.Engine, prices price.Source) *apptest.Env {
-	t.Helper()
-	return apptest.New(t, eng.Open(t), apptest.Options{Rate: sndRate, Prices: prices})
-}
-
-// sndEnvClocked does what apptest.New does, but lets prices be built on the
-// env's own clock first (a feed judges staleness by it, D60).
-func sndEnvClocked(t *testing.T, st store.Store, prices func(now func() time.Time) price.Source) *apptest.Env {
-	t.Helper()
-	clock := apptest.NewClock(sndStart)
-	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: sndRate, Prices: prices(clock.Now)})
-	if err != nil {
-		t.Fatalf("app: %v", err)
-	}
-	srv := httptest.NewServer(a.Handler(app.HandlerOptions{}))
-	t.Cleanup(a.Close)
-	t.Cleanup(srv.Close)
-	return &apptest.Env{App: a, Server: srv, Clock: clock}
-}
-
-// sndBTCAt is a static table pricing BTC at usd a whole coin and nothing else.
-func sndBTCAt(usd string) price.Source {
-	return price.Static(map[string]decimal.Decimal{"BTC": decimal.RequireFromString(usd)}, "static", nil)
-}
-
-// sndMint mints a v2 key and returns it with its secret.
-func sndMint(t *testing.T, env *apptest.Env, p key.MintParams) (*drip.Key, string) {
-	t.Helper()
-	if p.Scopes == nil {
-		p.Scopes = []drip.Scope{drip.ScopeSend, drip.ScopeRead}
-	}
-	k, secret, err := env.App.Keys.Mint(context.Background(), p)
-	if err != nil {
-		t.Fatalf("mint key: %v", err)
-	}
-	return k, secret
-}
-
-// sndBody is a /send body; empty fields are left out.
-type sndBody struct {
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
-	To             string `json:"to,omitempty"`
-	Amount         any    `json:"amount,omitempty"`
-	Currency       string `json:"currency,omitempty"`
-	IPAddress      string `json:"ip_address,omitempty"`
-	Referral       string `json:"referral,omitempty"`
-}
-
-// sndData is the data of a paid send (spec 4.2).
-type sndData struct {
-	RateLimitRemaining float64     `json:"rate_limit_remaining"`
-	Currency           string      `json:"currency"`
-	Balance            int64       `json:"balance"`
-	BalanceBitcoin     json.Number `json:"balance_bitcoin"`
-	PayoutID           int64       `json:"payout_id"`
-	PayoutUserHash     string      `json:"payout_user_hash"`
-}
-
-// sndPaid checks a reply is a paid send, and whether it was replayed, and
-// returns its data.
-func sndPaid(t *testing.T, r *apptest.V2Reply, wantReplayed bool) sndData {
-	t.Helper()
-	if r.HTTPStatus != http.StatusOK {
-		t.Fatalf("HTTP %d, want 200: %s", r.HTTPStatus, r.Raw)
-	}
-	if got := r.Header.Get("Idempotent-Replayed") == "true"; got != wantReplayed {
-		t.Errorf("Idempotent-Replayed %q, want replayed=%v (D35)", r.Header.Get("Idempotent-Replayed"), wantReplayed)
-	}
-	var d sndData
-	r.Data(t, &d)
-	if d.PayoutID <= 0 {
-		t.Errorf("payout_id %d: %s", d.PayoutID, r.Raw)
-	}
-	return d
-}
-
-// sndRefused checks a reply is the refusal status/code, not replayed.
-func sndRefused(t *testing.T, r *apptest.V2Reply, status int, code string) {
-	t.Helper()
-	if r.HTTPStatus != status || r.Code() != code {
-		t.Fatalf("HTTP %d %q, want %d %q: %s", r.HTTPStatus, r.Code(), status, code, r.Raw)
-	}
-	if h := r.Header.Get("Idempotent-Replayed"); h != "" {
-		t.Errorf("a refusal carries Idempotent-Replayed %q", h)
-	}
-}
-
-// sndV1Status checks the error's v1_status against drip's one table; nil
-// means null is wanted.
-func sndV1Status(t *testing.T, r *apptest.V2Reply, want *int) {
-	t.Helper()
-	if r.Envelope.Error == nil {
-		t.Fatalf("no error member: %s", r.Raw)
-	}
-	got := r.Envelope.Error.V1Status
-	if (got == nil) != (want == nil) || (got != nil && *got != *want) {
-		t.Errorf("v1_status %s, want %s: %s", sndIntText(got), sndIntText(want), r.Raw)
-	}
-}
-
-func sndIntText(p *int) string {
-	if p == nil {
-		return "null"
-	}
-	return strconv.Itoa(*p)
-}
-
-func sndInt(n int) *int { return &n }
-
-// sndRetryAfter reads a reply's Retry-After as whole seconds.
-func sndRetryAfter(t *testing.T, r *apptest.V2Reply) int {
-	t.Helper()
-	h := r.Header.Get("Retry-After")
-	n, err := strconv.Atoi(h)
-	if err != nil || n <= 0 {
-		t.Fatalf("Retry-After %q, want a positive number of seconds: %s", h, r.Raw)
-	}
-	return n
-}
-
-// sndPayouts lists the faucet's payouts from the store.
-func sndPayouts(t *testing.T, env *apptest.Env, f *drip.Faucet) []drip.Payout {
-	t.Helper()
-	list, err := env.App.Store.PayoutList(context.Background(), &store.PayoutListParams{FaucetID: f.ID, Limit: 1000})
-	if err != nil {
-		t.Fatalf("payout list: %v", err)
-	}
-	return list
-}
-
-// sndSpend is a key's spend of the current UTC day, in USD micros.
-func sndSpend(t *testing.T, env *apptest.Env, k *drip.Key) int64 {
-	t.Helper()
-	n, err := env.App.Store.KeySpendGet(context.Background(), k.ID, ledger.Day(env.Clock.Now()))
-	if err != nil {
-		t.Fatalf("key spend: %v", err)
-	}
-	return n
-}
-
-// sndReply is what one concurrent sender saw. Errors are kept, not
-// reported, because t.Fatal may not be called from a sender's goroutine.
-type sndReply struct {
-	HTTPStatus int
-	Replayed   bool
-	Raw        string
-	Code       string
-	Data       sndData
-	Err        error
-}
-
-// sndReq is one concurrent request: a Bearer key and a /send body, to one
-// of the servers (index into the urls sndSendAll is given).
-type sndReq struct {
-	Server int
-	Key    string
-	Body   sndBody
-}
-
-// sndSendAll starts one goroutine per request, releases them together, and
-// returns the replies in request order. Its keep-alive client has room for
-// every sender, so the requests reach the servers together.
-func sndSendAll(t *testing.T, servers []string, reqs []sndReq) []sndReply {
-	t.Helper()
-	tr := &http.Transport{MaxIdleConns: len(reqs), MaxIdleConnsPerHost: len(reqs)}
-	t.Cleanup(tr.CloseIdleConnections)
-	client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
-	replies := make([]sndReply, len(reqs))
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, rq := range reqs {
-		wg.Go(func() {
-			<-start
-			replies[i] = sndPost(client, servers[rq.Server]+apiv2.Prefix+"/send", rq)
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i, r := range replies {
-		if r.Err != nil {
-			t.Errorf("sender %d: %v %s", i, r.Err, r.Raw)
-		}
-	}
-	return replies
-}
-
-func sndPost(client *http.Client, target string, rq sndReq) sndReply {
-	body, err := json.Marshal(rq.Body)
-	if err != nil {
-		return sndReply{Err: err}
-	}
-	req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return sndReply{Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+rq.Key)
-	resp, err := client.Do(req)
-	if err != nil {
-		return sndReply{Err: err}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	r := sndReply{HTTPStatus: resp.StatusCode, Raw: string(raw), Err: err,
-		Replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
-	if err != nil {
-		return r
-	}
-	var env struct {
-		Status int             `json:"status"`
-		Data   json.RawMessage `json:"data"`
-		Error  *struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		r.Err = fmt.Errorf("reply is not a v2 envelope: %v", err)
-		return r
-	}
-	if env.Status != resp.StatusCode {
-		r.Err = fmt.Errorf("envelope status %d, HTTP %d", env.Status, resp.StatusCode)
-	}
-	if env.Error != nil {
-		r.Code = env.Error.Code
-	} else if err := json.Unmarshal(env.Data, &r.Data); err != nil {
-		r.Err = fmt.Errorf("data: %v", err)
-	}
-	return r
-}
-
-// sndOutcomes counts replies by "HTTP code" ("200", "409 insufficient_balance").
-func sndOutcomes(replies []sndReply) map[string]int {
-	counts := map[string]int{}
-	for _, r := range replies {
-		k := strconv.Itoa(r.HTTPStatus)
-		if r.Code != "" {
-			k += " " + r.Code
-		}
-		counts[k]++
-	}
-	return counts
-}
 
 // TestSendIdempotentConcurrentDuplicatesPayOnce: 50 sends with one
 // idempotency key at once pay exactly once (D35: a concurrent duplicate
 // waits for the first and then replays). Every reply is 200 with the same
 // payout_id; exactly one is the original, 49 carry Idempotent-Replayed.
 func TestSendIdempotentConcurrentDuplicatesPayOnce(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		const senders, amount = 50, 1234
-		env := sndEnv(t, eng, nil)
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		alice := env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		body := sndBody{IdempotencyKey: "order-42", To: "alice", Amount: amount, Currency: "BTC"}
-		reqs := make([]sndReq, senders)
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		body := sendBody{IdempotencyKey: "order-42", To: "alice", Amount: amount, Currency: "BTC"}
+		reqs := make([]sendRequest, senders)
 		for i := range reqs {
-			reqs[i] = sndReq{Key: secret, Body: body}
+			reqs[i] = sendRequest{Key: secret, Body: body}
 		}
 
-		replies := sndSendAll(t, []string{env.Server.URL}, reqs)
+		replies := sendAtOnce(t, []string{env.Server.URL}, reqs)
 
-		if diff := cmp.Diff(map[string]int{"200": senders}, sndOutcomes(replies)); diff != "" {
+		if diff := cmp.Diff(map[string]int{"200": senders}, outcomes(replies)); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
 		var originals int
@@ -348,7 +76,7 @@ func TestSendIdempotentConcurrentDuplicatesPayOnce(t *testing.T) {
 		if got := env.Balance(t, f.AccountID, "BTC"); got != 1_000_000-amount {
 			t.Errorf("faucet balance %d, want %d", got, 1_000_000-amount)
 		}
-		if list := sndPayouts(t, env, f); len(list) != 1 || list[0].ID != replies[0].Data.PayoutID {
+		if list := payouts(t, env, f); len(list) != 1 || list[0].ID != replies[0].Data.PayoutID {
 			t.Errorf("faucet payouts %+v, want exactly payout %d", list, replies[0].Data.PayoutID)
 		}
 		env.Reconcile(t)
@@ -360,23 +88,23 @@ func TestSendIdempotentConcurrentDuplicatesPayOnce(t *testing.T) {
 // that reach different nodes are decided by the database's key on
 // (faucet, idempotency_key): still one payout, and every reply names it.
 func TestSendIdempotentDuplicatesAcrossNodes(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		const senders, amount = 40, 777
 		st := eng.Open(t)
-		env := apptest.New(t, st, apptest.Options{Rate: sndRate})
-		node2 := sndEnvClocked(t, st, func(now func() time.Time) price.Source { return nil })
+		env := sendEnv(t, st, nil)
+		node2 := sendEnv(t, st, nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		alice := env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 		// Several rounds, each with a fresh key, so the race is really run.
 		for round := range 5 {
-			body := sndBody{IdempotencyKey: fmt.Sprintf("round-%d", round), To: "alice", Amount: amount, Currency: "BTC"}
-			reqs := make([]sndReq, senders)
+			body := sendBody{IdempotencyKey: fmt.Sprintf("round-%d", round), To: "alice", Amount: amount, Currency: "BTC"}
+			reqs := make([]sendRequest, senders)
 			for i := range reqs {
-				reqs[i] = sndReq{Server: i % 2, Key: secret, Body: body}
+				reqs[i] = sendRequest{Server: i % 2, Key: secret, Body: body}
 			}
-			replies := sndSendAll(t, []string{env.Server.URL, node2.Server.URL}, reqs)
-			if diff := cmp.Diff(map[string]int{"200": senders}, sndOutcomes(replies)); diff != "" {
+			replies := sendAtOnce(t, []string{env.Server.URL, node2.Server.URL}, reqs)
+			if diff := cmp.Diff(map[string]int{"200": senders}, outcomes(replies)); diff != "" {
 				t.Errorf("round %d: outcomes (-want +got):\n%s", round, diff)
 				for _, r := range replies {
 					if r.HTTPStatus != http.StatusOK {
@@ -402,7 +130,7 @@ func TestSendIdempotentDuplicatesAcrossNodes(t *testing.T) {
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != 5*amount {
 			t.Errorf("recipient balance %d, want %d (5 keys, each paid once)", got, 5*amount)
 		}
-		if list := sndPayouts(t, env, f); len(list) != 5 {
+		if list := payouts(t, env, f); len(list) != 5 {
 			t.Errorf("faucet has %d payouts, want 5", len(list))
 		}
 		env.Reconcile(t)
@@ -415,23 +143,23 @@ func TestSendIdempotentDuplicatesAcrossNodes(t *testing.T) {
 // payout (D5), so the innocent payouts batched with it still pay: exactly
 // 30 payouts, each key's two replies naming the same one.
 func TestSendIdempotentManyKeysAcrossNodes(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		const keys, amount = 30, 500
 		st := eng.Open(t)
-		env := apptest.New(t, st, apptest.Options{Rate: sndRate})
-		node2 := sndEnvClocked(t, st, func(now func() time.Time) price.Source { return nil })
+		env := sendEnv(t, st, nil)
+		node2 := sendEnv(t, st, nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		users := []*drip.User{env.User(t, "alice"), env.User(t, "bob")}
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		reqs := make([]sndReq, 0, 2*keys)
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		reqs := make([]sendRequest, 0, 2*keys)
 		for i := range keys {
-			body := sndBody{IdempotencyKey: fmt.Sprint("multi-", i), To: users[i%2].Username, Amount: amount, Currency: "BTC"}
-			reqs = append(reqs, sndReq{Server: 0, Key: secret, Body: body}, sndReq{Server: 1, Key: secret, Body: body})
+			body := sendBody{IdempotencyKey: fmt.Sprint("multi-", i), To: users[i%2].Username, Amount: amount, Currency: "BTC"}
+			reqs = append(reqs, sendRequest{Server: 0, Key: secret, Body: body}, sendRequest{Server: 1, Key: secret, Body: body})
 		}
 
-		replies := sndSendAll(t, []string{env.Server.URL, node2.Server.URL}, reqs)
+		replies := sendAtOnce(t, []string{env.Server.URL, node2.Server.URL}, reqs)
 
-		if diff := cmp.Diff(map[string]int{"200": 2 * keys}, sndOutcomes(replies)); diff != "" {
+		if diff := cmp.Diff(map[string]int{"200": 2 * keys}, outcomes(replies)); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
 		for i := range keys {
@@ -444,7 +172,7 @@ func TestSendIdempotentManyKeysAcrossNodes(t *testing.T) {
 					i, a.Data, a.Replayed, b.Data, b.Replayed)
 			}
 		}
-		if list := sndPayouts(t, env, f); len(list) != keys {
+		if list := payouts(t, env, f); len(list) != keys {
 			t.Errorf("faucet has %d payouts, want %d", len(list), keys)
 		}
 		if got := env.Balance(t, f.AccountID, "BTC"); got != 1_000_000-keys*amount {
@@ -460,37 +188,37 @@ func TestSendIdempotentManyKeysAcrossNodes(t *testing.T) {
 // even once the faucet could no longer pay it or when the amount is
 // written as a string instead of a number (the same request, D27).
 func TestSendIdempotentRetryReplaysOriginal(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		alice := env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		_, other := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		body := sndBody{IdempotencyKey: "retry-1", To: "alice", Amount: 4000, Currency: "BTC", Referral: "ref-7"}
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		_, other := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		body := sendBody{IdempotencyKey: "retry-1", To: "alice", Amount: 4000, Currency: "BTC", Referral: "ref-7"}
 
 		first := env.V2(t, secret, "/send", body)
-		orig := sndPaid(t, first, false)
-		if want := (sndData{RateLimitRemaining: orig.RateLimitRemaining, Currency: "BTC", Balance: 6000,
+		orig := wantPaid(t, first, false)
+		if want := (sendData{RateLimitRemaining: orig.RateLimitRemaining, Currency: "BTC", Balance: 6000,
 			BalanceBitcoin: "0.00006", PayoutID: orig.PayoutID, PayoutUserHash: alice.PayoutUserHash}); !cmp.Equal(want, orig) {
 			t.Errorf("original data (-want +got):\n%s", cmp.Diff(want, orig))
 		}
 
 		// Other sends move the balance and drain the bucket's level.
-		sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "retry-2", To: "alice", Amount: 5000, Currency: "BTC"}), false)
+		wantPaid(t, env.V2(t, secret, "/send", sendBody{IdempotencyKey: "retry-2", To: "alice", Amount: 5000, Currency: "BTC"}), false)
 
 		tests := []struct {
 			name string
 			key  string
-			body sndBody
+			body sendBody
 		}{
 			{"same request", secret, body},
 			{"again", secret, body},
-			{"amount as a string", secret, func() sndBody { b := body; b.Amount = "4000"; return b }()},
+			{"amount as a string", secret, func() sendBody { b := body; b.Amount = "4000"; return b }()},
 			{"another key of the faucet", other, body},
 		}
 		for _, tt := range tests {
 			r := env.V2(t, tt.key, "/send", tt.body)
-			got := sndPaid(t, r, true)
+			got := wantPaid(t, r, true)
 			if diff := cmp.Diff(orig, got); diff != "" {
 				t.Errorf("%s: replayed data differs from the original (-original +replay):\n%s", tt.name, diff)
 			}
@@ -503,7 +231,7 @@ func TestSendIdempotentRetryReplaysOriginal(t *testing.T) {
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != 9000 {
 			t.Errorf("recipient balance %d, want 9000 (two payouts, no replay paid)", got)
 		}
-		if list := sndPayouts(t, env, f); len(list) != 2 {
+		if list := payouts(t, env, f); len(list) != 2 {
 			t.Errorf("faucet has %d payouts, want 2", len(list))
 		}
 		env.Reconcile(t)
@@ -514,40 +242,40 @@ func TestSendIdempotentRetryReplaysOriginal(t *testing.T) {
 // reused for a different request, is 409 idempotency_key_reuse and pays
 // nothing (D35); the original stays replayable.
 func TestSendIdempotencyKeyReuseWithOtherRequest(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000, "DOGE": 100_000})
 		alice := env.User(t, "alice")
 		bob := env.User(t, "bob")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		body := sndBody{IdempotencyKey: "bound", To: "alice", Amount: 1000, Currency: "BTC", Referral: "r1"}
-		orig := sndPaid(t, env.V2(t, secret, "/send", body), false)
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		body := sendBody{IdempotencyKey: "bound", To: "alice", Amount: 1000, Currency: "BTC", Referral: "r1"}
+		orig := wantPaid(t, env.V2(t, secret, "/send", body), false)
 
-		change := func(fn func(b *sndBody)) sndBody { b := body; fn(&b); return b }
+		change := func(fn func(b *sendBody)) sendBody { b := body; fn(&b); return b }
 		tests := []struct {
 			name string
-			body sndBody
+			body sendBody
 		}{
-			{"amount", change(func(b *sndBody) { b.Amount = 1001 })},
-			{"to", change(func(b *sndBody) { b.To = "bob" })},
-			{"currency", change(func(b *sndBody) { b.Currency = "DOGE" })},
-			{"referral", change(func(b *sndBody) { b.Referral = "r2" })},
-			{"referral dropped", change(func(b *sndBody) { b.Referral = "" })},
+			{"amount", change(func(b *sendBody) { b.Amount = 1001 })},
+			{"to", change(func(b *sendBody) { b.To = "bob" })},
+			{"currency", change(func(b *sendBody) { b.Currency = "DOGE" })},
+			{"referral", change(func(b *sendBody) { b.Referral = "r2" })},
+			{"referral dropped", change(func(b *sendBody) { b.Referral = "" })},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				r := env.V2(t, secret, "/send", tt.body)
-				sndRefused(t, r, http.StatusConflict, "idempotency_key_reuse")
-				sndV1Status(t, r, nil) // v1 has no such outcome (drip.v1Status)
+				wantError(t, r, http.StatusConflict, "idempotency_key_reuse")
+				wantV1Status(t, r, nil) // v1 has no such outcome (drip.v1Status)
 			})
 		}
-		if got := sndPaid(t, env.V2(t, secret, "/send", body), true); got != orig {
+		if got := wantPaid(t, env.V2(t, secret, "/send", body), true); got != orig {
 			t.Errorf("after the reuses the replay is %+v, want the original %+v", got, orig)
 		}
 		if got := env.Balance(t, alice.AccountID, "BTC") + env.Balance(t, bob.AccountID, "BTC") + env.Balance(t, bob.AccountID, "DOGE") + env.Balance(t, alice.AccountID, "DOGE"); got != 1000 {
 			t.Errorf("recipients hold %d in all, want 1000 (only the original paid)", got)
 		}
-		if list := sndPayouts(t, env, f); len(list) != 1 {
+		if list := payouts(t, env, f); len(list) != 1 {
 			t.Errorf("faucet has %d payouts, want 1", len(list))
 		}
 		env.Reconcile(t)
@@ -558,25 +286,25 @@ func TestSendIdempotencyKeyReuseWithOtherRequest(t *testing.T) {
 // send refused for balance, recipient, amount or currency leaves the key
 // free: the retry with the same key pays, once, and is not a replay.
 func TestSendRefusalDoesNotBindKey(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 500})
 		alice := env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 
 		// Insufficient balance, then a deposit, then the retry.
-		body := sndBody{IdempotencyKey: "after-deposit", To: "alice", Amount: 2000, Currency: "BTC"}
+		body := sendBody{IdempotencyKey: "after-deposit", To: "alice", Amount: 2000, Currency: "BTC"}
 		r := env.V2(t, secret, "/send", body)
-		sndRefused(t, r, http.StatusConflict, "insufficient_balance")
-		sndV1Status(t, r, sndInt(402))
+		wantError(t, r, http.StatusConflict, "insufficient_balance")
+		wantV1Status(t, r, intPtr(402))
 		if _, err := env.App.Ledger.Deposit(context.Background(), f, "BTC", 10_000); err != nil {
 			t.Fatalf("deposit: %v", err)
 		}
-		d := sndPaid(t, env.V2(t, secret, "/send", body), false)
+		d := wantPaid(t, env.V2(t, secret, "/send", body), false)
 		if d.Balance != 8500 {
 			t.Errorf("balance after the retry %d, want 8500", d.Balance)
 		}
-		if again := sndPaid(t, env.V2(t, secret, "/send", body), true); again != d {
+		if again := wantPaid(t, env.V2(t, secret, "/send", body), true); again != d {
 			t.Errorf("replay %+v, want %+v", again, d)
 		}
 
@@ -584,27 +312,27 @@ func TestSendRefusalDoesNotBindKey(t *testing.T) {
 		// same key (a different request: it must pay, not clash).
 		tests := []struct {
 			name       string
-			bad        sndBody
+			bad        sendBody
 			status     int
 			code       string
 			wantV1     *int
 			goodAmount int64
 		}{
-			{"unknown recipient", sndBody{To: "nobody", Amount: 100, Currency: "BTC"}, 400, "recipient_not_payable", sndInt(456), 101},
-			{"invalid amount zero", sndBody{To: "alice", Amount: "0", Currency: "BTC"}, 400, "invalid_amount", sndInt(405), 102},
-			{"invalid amount fraction", sndBody{To: "alice", Amount: "1.5", Currency: "BTC"}, 400, "invalid_amount", sndInt(405), 103},
-			{"invalid currency", sndBody{To: "alice", Amount: 100, Currency: "NOPE"}, 400, "invalid_currency", sndInt(410), 104},
+			{"unknown recipient", sendBody{To: "nobody", Amount: 100, Currency: "BTC"}, 400, "recipient_not_payable", intPtr(456), 101},
+			{"invalid amount zero", sendBody{To: "alice", Amount: "0", Currency: "BTC"}, 400, "invalid_amount", intPtr(405), 102},
+			{"invalid amount fraction", sendBody{To: "alice", Amount: "1.5", Currency: "BTC"}, 400, "invalid_amount", intPtr(405), 103},
+			{"invalid currency", sendBody{To: "alice", Amount: 100, Currency: "NOPE"}, 400, "invalid_currency", intPtr(410), 104},
 		}
 		paid := d.Balance
 		for i, tt := range tests {
 			idem := fmt.Sprintf("refused-%d", i)
 			tt.bad.IdempotencyKey = idem
 			r := env.V2(t, secret, "/send", tt.bad)
-			sndRefused(t, r, tt.status, tt.code)
-			sndV1Status(t, r, tt.wantV1)
+			wantError(t, r, tt.status, tt.code)
+			wantV1Status(t, r, tt.wantV1)
 			// The same refused request again is refused again, not replayed.
-			sndRefused(t, env.V2(t, secret, "/send", tt.bad), tt.status, tt.code)
-			good := sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: idem, To: "alice", Amount: tt.goodAmount, Currency: "BTC"}), false)
+			wantError(t, env.V2(t, secret, "/send", tt.bad), tt.status, tt.code)
+			good := wantPaid(t, env.V2(t, secret, "/send", sendBody{IdempotencyKey: idem, To: "alice", Amount: tt.goodAmount, Currency: "BTC"}), false)
 			paid -= tt.goodAmount
 			if good.Balance != paid {
 				t.Errorf("%s: balance after the good send %d, want %d", tt.name, good.Balance, paid)
@@ -614,7 +342,7 @@ func TestSendRefusalDoesNotBindKey(t *testing.T) {
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != want {
 			t.Errorf("recipient balance %d, want %d", got, want)
 		}
-		if list := sndPayouts(t, env, f); len(list) != 5 {
+		if list := payouts(t, env, f); len(list) != 5 {
 			t.Errorf("faucet has %d payouts, want 5", len(list))
 		}
 		env.Reconcile(t)
@@ -624,28 +352,28 @@ func TestSendRefusalDoesNotBindKey(t *testing.T) {
 // TestSendIdempotencyKeysArePerFaucet: keys are scoped per faucet (D35):
 // the same key on another faucet is another payout.
 func TestSendIdempotencyKeysArePerFaucet(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f1, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		f2, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
 		alice := env.User(t, "alice")
-		_, k1 := sndMint(t, env, key.MintParams{FaucetID: f1.ID})
-		_, k2 := sndMint(t, env, key.MintParams{FaucetID: f2.ID})
-		body := sndBody{IdempotencyKey: "shared", To: "alice", Amount: 1000, Currency: "BTC"}
+		_, k1 := mintKey(t, env, key.MintParams{FaucetID: f1.ID})
+		_, k2 := mintKey(t, env, key.MintParams{FaucetID: f2.ID})
+		body := sendBody{IdempotencyKey: "shared", To: "alice", Amount: 1000, Currency: "BTC"}
 
-		d1 := sndPaid(t, env.V2(t, k1, "/send", body), false)
-		d2 := sndPaid(t, env.V2(t, k2, "/send", body), false)
+		d1 := wantPaid(t, env.V2(t, k1, "/send", body), false)
+		d2 := wantPaid(t, env.V2(t, k2, "/send", body), false)
 		if d1.PayoutID == d2.PayoutID {
 			t.Errorf("both faucets answered payout %d", d1.PayoutID)
 		}
 		// A different request with the key on faucet 2 is a reuse there,
 		// whatever faucet 1 did with it.
-		sndRefused(t, env.V2(t, k2, "/send", sndBody{IdempotencyKey: "shared", To: "alice", Amount: 999, Currency: "BTC"}),
+		wantError(t, env.V2(t, k2, "/send", sendBody{IdempotencyKey: "shared", To: "alice", Amount: 999, Currency: "BTC"}),
 			http.StatusConflict, "idempotency_key_reuse")
-		if got := sndPaid(t, env.V2(t, k1, "/send", body), true); got != d1 {
+		if got := wantPaid(t, env.V2(t, k1, "/send", body), true); got != d1 {
 			t.Errorf("faucet 1 replay %+v, want %+v", got, d1)
 		}
-		if got := sndPaid(t, env.V2(t, k2, "/send", body), true); got != d2 {
+		if got := wantPaid(t, env.V2(t, k2, "/send", body), true); got != d2 {
 			t.Errorf("faucet 2 replay %+v, want %+v", got, d2)
 		}
 		for _, f := range []*drip.Faucet{f1, f2} {
@@ -663,11 +391,11 @@ func TestSendIdempotencyKeysArePerFaucet(t *testing.T) {
 // TestSendIdempotencyKeyForm: 1 to 255 printable ASCII characters (D35);
 // anything else, or none, is 400 and pays nothing.
 func TestSendIdempotencyKeyForm(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000})
 		alice := env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 		tests := []struct {
 			name string
 			key  string
@@ -693,16 +421,16 @@ func TestSendIdempotencyKeyForm(t *testing.T) {
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				amount := int64(100 + i)
-				body := sndBody{IdempotencyKey: tt.key, To: "alice", Amount: amount, Currency: "BTC"}
+				body := sendBody{IdempotencyKey: tt.key, To: "alice", Amount: amount, Currency: "BTC"}
 				r := env.V2(t, secret, "/send", body)
 				if !tt.ok {
-					sndRefused(t, r, http.StatusBadRequest, "invalid")
-					sndV1Status(t, r, nil) // v1 has no idempotency key: no v1 status
+					wantError(t, r, http.StatusBadRequest, "invalid")
+					wantV1Status(t, r, nil) // v1 has no idempotency key: no v1 status
 					return
 				}
-				sndPaid(t, r, false)
+				wantPaid(t, r, false)
 				paid += amount
-				sndPaid(t, env.V2(t, secret, "/send", body), true)
+				wantPaid(t, env.V2(t, secret, "/send", body), true)
 			})
 		}
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != paid {
@@ -717,22 +445,22 @@ func TestSendIdempotencyKeyForm(t *testing.T) {
 // insufficient_balance, the faucet ends at 0 (D2, D5), and each paid key
 // replays its own payout afterwards.
 func TestSendConcurrentDistinctKeysNoOverdraft(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		const senders, affordable, amount = 40, 30, 1000
-		env := sndEnv(t, eng, nil)
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": affordable * amount})
 		users := []*drip.User{env.User(t, "alice"), env.User(t, "bob"), env.User(t, "carol")}
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		reqs := make([]sndReq, senders)
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		reqs := make([]sendRequest, senders)
 		for i := range reqs {
-			reqs[i] = sndReq{Key: secret, Body: sndBody{IdempotencyKey: fmt.Sprintf("distinct-%02d", i),
+			reqs[i] = sendRequest{Key: secret, Body: sendBody{IdempotencyKey: fmt.Sprintf("distinct-%02d", i),
 				To: users[i%len(users)].Username, Amount: amount, Currency: "BTC"}}
 		}
 
-		replies := sndSendAll(t, []string{env.Server.URL}, reqs)
+		replies := sendAtOnce(t, []string{env.Server.URL}, reqs)
 
 		want := map[string]int{"200": affordable, "409 insufficient_balance": senders - affordable}
-		if diff := cmp.Diff(want, sndOutcomes(replies)); diff != "" {
+		if diff := cmp.Diff(want, outcomes(replies)); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
 		var ids []int64
@@ -751,7 +479,7 @@ func TestSendConcurrentDistinctKeysNoOverdraft(t *testing.T) {
 			t.Errorf("payout_ids not unique: %v", ids)
 		}
 		var stored []int64
-		for _, p := range sndPayouts(t, env, f) {
+		for _, p := range payouts(t, env, f) {
 			stored = append(stored, p.ID)
 		}
 		slices.Sort(stored)
@@ -781,43 +509,39 @@ func TestSendConcurrentDistinctKeysNoOverdraft(t *testing.T) {
 		for i, r := range replies {
 			again := env.V2(t, secret, "/send", reqs[i].Body)
 			if r.HTTPStatus == http.StatusOK {
-				if got := sndPaid(t, again, true); got != r.Data {
+				if got := wantPaid(t, again, true); got != r.Data {
 					t.Errorf("sender %d: replay %+v, want %+v", i, got, r.Data)
 				}
 			} else {
-				sndRefused(t, again, http.StatusConflict, "insufficient_balance")
+				wantError(t, again, http.StatusConflict, "insufficient_balance")
 			}
 		}
 		env.Reconcile(t)
 	})
 }
 
-// sndCap is $1 a day, and BTC at $50,000 makes 1 satoshi 500 micros, so a
-// key with this cap may send 2000 satoshis a day.
-const sndCap = 1_000_000
-
 // TestSendDailyUSDCap: a capped key pays until the next send would exceed
 // the cap, which is 429 daily_usd_cap_reached with Retry-After the seconds
 // to 00:00 UTC (D36). A refused send does not consume the cap, retries of
 // paid sends still replay, and after midnight UTC the key sends again.
 func TestSendDailyUSDCap(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, sndBTCAt("50000"))
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), btcAt("50000"))
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		alice := env.User(t, "alice")
-		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: dailyCap})
 		send := func(idem string, amount int64) *apptest.V2Reply {
-			return env.V2(t, secret, "/send", sndBody{IdempotencyKey: idem, To: "alice", Amount: amount, Currency: "BTC"})
+			return env.V2(t, secret, "/send", sendBody{IdempotencyKey: idem, To: "alice", Amount: amount, Currency: "BTC"})
 		}
 		capped := func(r *apptest.V2Reply) {
 			t.Helper()
-			sndRefused(t, r, http.StatusTooManyRequests, "daily_usd_cap_reached")
-			sndV1Status(t, r, nil) // not in drip's v1 table
+			wantError(t, r, http.StatusTooManyRequests, "daily_usd_cap_reached")
+			wantV1Status(t, r, nil) // not in drip's v1 table
 			// From 15:09:26 the next 00:00:00 UTC is 31834 s away; +1 for
 			// rounding up.
 			now := env.Clock.Now().UTC()
 			toMidnight := int(now.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now).Seconds())
-			if got := sndRetryAfter(t, r); got < toMidnight || got > toMidnight+1 {
+			if got := retryAfter(t, r); got < toMidnight || got > toMidnight+1 {
 				t.Errorf("Retry-After %d, want the %d seconds to 00:00 UTC (+1)", got, toMidnight)
 			}
 		}
@@ -825,25 +549,25 @@ func TestSendDailyUSDCap(t *testing.T) {
 		if got := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC).Sub(env.Clock.Now()); got != 31834*time.Second {
 			t.Fatalf("the env's clock starts %s before midnight UTC, this test assumes 31834 s", got)
 		}
-		first := sndPaid(t, send("a", 500), false) // $0.25
-		sndPaid(t, send("b", 500), false)          // $0.50
-		sndPaid(t, send("c", 500), false)          // $0.75
-		if got := sndSpend(t, env, k); got != 750_000 {
+		first := wantPaid(t, send("a", 500), false) // $0.25
+		wantPaid(t, send("b", 500), false)          // $0.50
+		wantPaid(t, send("c", 500), false)          // $0.75
+		if got := keySpend(t, env, k); got != 750_000 {
 			t.Errorf("spend %d micros, want 750000", got)
 		}
 		capped(send("d", 600)) // $1.05 > $1
-		if got := sndSpend(t, env, k); got != 750_000 {
+		if got := keySpend(t, env, k); got != 750_000 {
 			t.Errorf("spend %d micros after a refusal, want 750000 (a refusal consumes nothing)", got)
 		}
-		sndPaid(t, send("d", 500), false) // exactly $1.00: the cap is not exceeded; "d" was left free
-		capped(send("e", 1))              // $1.0005
+		wantPaid(t, send("d", 500), false) // exactly $1.00: the cap is not exceeded; "d" was left free
+		capped(send("e", 1))               // $1.0005
 		capped(send("e", 1))
 		// A retry of a paid send is a replay, not a new spend.
-		if got := sndPaid(t, send("a", 500), true); got != first {
+		if got := wantPaid(t, send("a", 500), true); got != first {
 			t.Errorf("replay %+v, want %+v", got, first)
 		}
-		if got := sndSpend(t, env, k); got != sndCap {
-			t.Errorf("spend %d micros, want %d", got, sndCap)
+		if got := keySpend(t, env, k); got != dailyCap {
+			t.Errorf("spend %d micros, want %d", got, dailyCap)
 		}
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != 2000 {
 			t.Errorf("recipient balance %d, want 2000 ($1 at $50,000)", got)
@@ -853,18 +577,18 @@ func TestSendDailyUSDCap(t *testing.T) {
 		env.Clock.Advance(time.Date(2026, 3, 14, 23, 59, 59, 0, time.UTC).Sub(env.Clock.Now()))
 		capped(send("e", 1))
 		env.Clock.Advance(time.Second)
-		sndPaid(t, send("e", 1), false)
-		sndPaid(t, send("f", 1999), false)
+		wantPaid(t, send("e", 1), false)
+		wantPaid(t, send("f", 1999), false)
 		capped(send("g", 1))
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != 4000 {
 			t.Errorf("recipient balance %d, want 4000", got)
 		}
 		// A single send worth more than the whole cap, on a fresh key.
-		_, fresh := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
-		r := env.V2(t, fresh, "/send", sndBody{IdempotencyKey: "big", To: "alice", Amount: 2001, Currency: "BTC"})
-		sndRefused(t, r, http.StatusTooManyRequests, "daily_usd_cap_reached")
-		sndPaid(t, env.V2(t, fresh, "/send", sndBody{IdempotencyKey: "big", To: "alice", Amount: 2000, Currency: "BTC"}), false)
-		if list := sndPayouts(t, env, f); len(list) != 7 {
+		_, fresh := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: dailyCap})
+		r := env.V2(t, fresh, "/send", sendBody{IdempotencyKey: "big", To: "alice", Amount: 2001, Currency: "BTC"})
+		wantError(t, r, http.StatusTooManyRequests, "daily_usd_cap_reached")
+		wantPaid(t, env.V2(t, fresh, "/send", sendBody{IdempotencyKey: "big", To: "alice", Amount: 2000, Currency: "BTC"}), false)
+		if list := payouts(t, env, f); len(list) != 7 {
 			t.Errorf("faucet has %d payouts, want 7", len(list))
 		}
 		env.Reconcile(t)
@@ -874,19 +598,19 @@ func TestSendDailyUSDCap(t *testing.T) {
 // TestSendDailyUSDCapIsPerKey: one key at its cap leaves the faucet's other
 // keys, capped or not, unaffected (D36: per key).
 func TestSendDailyUSDCapIsPerKey(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, sndBTCAt("50000"))
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), btcAt("50000"))
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		alice := env.User(t, "alice")
-		_, a := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
-		_, b := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
-		_, uncapped := sndMint(t, env, key.MintParams{FaucetID: f.ID})
+		_, a := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: dailyCap})
+		_, b := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: dailyCap})
+		_, uncapped := mintKey(t, env, key.MintParams{FaucetID: f.ID})
 
-		sndPaid(t, env.V2(t, a, "/send", sndBody{IdempotencyKey: "a1", To: "alice", Amount: 2000, Currency: "BTC"}), false)
-		sndRefused(t, env.V2(t, a, "/send", sndBody{IdempotencyKey: "a2", To: "alice", Amount: 1, Currency: "BTC"}),
+		wantPaid(t, env.V2(t, a, "/send", sendBody{IdempotencyKey: "a1", To: "alice", Amount: 2000, Currency: "BTC"}), false)
+		wantError(t, env.V2(t, a, "/send", sendBody{IdempotencyKey: "a2", To: "alice", Amount: 1, Currency: "BTC"}),
 			http.StatusTooManyRequests, "daily_usd_cap_reached")
-		sndPaid(t, env.V2(t, b, "/send", sndBody{IdempotencyKey: "b1", To: "alice", Amount: 2000, Currency: "BTC"}), false)
-		sndPaid(t, env.V2(t, uncapped, "/send", sndBody{IdempotencyKey: "u1", To: "alice", Amount: 50_000, Currency: "BTC"}), false)
+		wantPaid(t, env.V2(t, b, "/send", sendBody{IdempotencyKey: "b1", To: "alice", Amount: 2000, Currency: "BTC"}), false)
+		wantPaid(t, env.V2(t, uncapped, "/send", sendBody{IdempotencyKey: "u1", To: "alice", Amount: 50_000, Currency: "BTC"}), false)
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != 54_000 {
 			t.Errorf("recipient balance %d, want 54000", got)
 		}
@@ -898,41 +622,34 @@ func TestSendDailyUSDCapIsPerKey(t *testing.T) {
 // for the faucet's balance counts nothing against the cap: later the key
 // can still send its full cap.
 func TestSendDailyUSDCapBalanceRefusalHandsSpendBack(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, sndBTCAt("50000"))
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), btcAt("50000"))
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1000})
 		alice := env.User(t, "alice")
-		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
+		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: dailyCap})
 
 		for i := range 3 {
-			sndRefused(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: fmt.Sprint("short-", i), To: "alice", Amount: 1500, Currency: "BTC"}),
+			wantError(t, env.V2(t, secret, "/send", sendBody{IdempotencyKey: fmt.Sprint("short-", i), To: "alice", Amount: 1500, Currency: "BTC"}),
 				http.StatusConflict, "insufficient_balance")
 		}
-		if got := sndSpend(t, env, k); got != 0 {
+		if got := keySpend(t, env, k); got != 0 {
 			t.Errorf("spend %d micros after refusals for balance, want 0", got)
 		}
 		if _, err := env.App.Ledger.Deposit(context.Background(), f, "BTC", 10_000); err != nil {
 			t.Fatalf("deposit: %v", err)
 		}
-		sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "short-0", To: "alice", Amount: 1500, Currency: "BTC"}), false)
-		sndPaid(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "rest", To: "alice", Amount: 500, Currency: "BTC"}), false)
-		sndRefused(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "over", To: "alice", Amount: 1, Currency: "BTC"}),
+		wantPaid(t, env.V2(t, secret, "/send", sendBody{IdempotencyKey: "short-0", To: "alice", Amount: 1500, Currency: "BTC"}), false)
+		wantPaid(t, env.V2(t, secret, "/send", sendBody{IdempotencyKey: "rest", To: "alice", Amount: 500, Currency: "BTC"}), false)
+		wantError(t, env.V2(t, secret, "/send", sendBody{IdempotencyKey: "over", To: "alice", Amount: 1, Currency: "BTC"}),
 			http.StatusTooManyRequests, "daily_usd_cap_reached")
-		if got := sndSpend(t, env, k); got != sndCap {
-			t.Errorf("spend %d micros, want %d", got, sndCap)
+		if got := keySpend(t, env, k); got != dailyCap {
+			t.Errorf("spend %d micros, want %d", got, dailyCap)
 		}
 		if got := env.Balance(t, alice.AccountID, "BTC"); got != 2000 {
 			t.Errorf("recipient balance %d, want 2000", got)
 		}
 		env.Reconcile(t)
 	})
-}
-
-// sndNoPrices is a price source that never has a price.
-type sndNoPrices struct{}
-
-func (sndNoPrices) Quote(_ context.Context, coin string) (price.Quote, error) {
-	return price.Quote{}, fmt.Errorf("%w: test source has no %s", price.ErrUnavailable, coin)
 }
 
 // TestSendDailyUSDCapNeedsAFreshPrice: without a fresh price a capped key
@@ -957,15 +674,15 @@ func TestSendDailyUSDCapNeedsAFreshPrice(t *testing.T) {
 		open func(t *testing.T, st store.Store) setup
 	}{
 		{"source without prices", func(t *testing.T, st store.Store) setup {
-			return setup{env: apptest.New(t, st, apptest.Options{Rate: sndRate, Prices: sndNoPrices{}})}
+			return setup{env: sendEnv(t, st, noPrices{})}
 		}},
 		{"static table without the coin", func(t *testing.T, st store.Store) setup {
 			table := map[string]decimal.Decimal{"DOGE": decimal.RequireFromString("0.15")}
-			return setup{env: apptest.New(t, st, apptest.Options{Rate: sndRate, Prices: price.Static(table, "file", nil)})}
+			return setup{env: sendEnv(t, st, price.Static(table, "file", nil))}
 		}},
 		{"feed never polled", func(t *testing.T, st store.Store) setup {
 			var feed *price.Feed
-			env := sndEnvClocked(t, st, func(now func() time.Time) price.Source {
+			env := sendEnvOnClock(t, st, func(now func() time.Time) price.Source {
 				feed = price.NewFeed(price.FeedConfig{URL: feedSrv.URL + "/simple/price", Now: now, Client: feedSrv.Client()})
 				return feed
 			})
@@ -977,7 +694,7 @@ func TestSendDailyUSDCapNeedsAFreshPrice(t *testing.T) {
 		}},
 		{"feed gone stale", func(t *testing.T, st store.Store) setup {
 			var feed *price.Feed
-			env := sndEnvClocked(t, st, func(now func() time.Time) price.Source {
+			env := sendEnvOnClock(t, st, func(now func() time.Time) price.Source {
 				feed = price.NewFeed(price.FeedConfig{URL: feedSrv.URL + "/simple/price", Now: now, Client: feedSrv.Client()})
 				return feed
 			})
@@ -994,20 +711,20 @@ func TestSendDailyUSDCapNeedsAFreshPrice(t *testing.T) {
 	}
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
-			sndRun(t, func(t *testing.T, eng storetest.Engine) {
+			forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 				s := src.open(t, eng.Open(t))
 				env := s.env
 				f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000})
 				alice := env.User(t, "alice")
-				k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
-				_, uncapped := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-				body := sndBody{IdempotencyKey: "priced", To: "alice", Amount: 1000, Currency: "BTC"}
+				k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: dailyCap})
+				_, uncapped := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+				body := sendBody{IdempotencyKey: "priced", To: "alice", Amount: 1000, Currency: "BTC"}
 
 				for range 2 {
 					r := env.V2(t, secret, "/send", body)
-					sndRefused(t, r, http.StatusServiceUnavailable, "price_unavailable")
-					sndV1Status(t, r, nil)
-					sndRetryAfter(t, r)
+					wantError(t, r, http.StatusServiceUnavailable, "price_unavailable")
+					wantV1Status(t, r, nil)
+					retryAfter(t, r)
 				}
 				if got := env.Balance(t, alice.AccountID, "BTC"); got != 0 {
 					t.Errorf("recipient balance %d, want 0 (nothing paid)", got)
@@ -1015,21 +732,21 @@ func TestSendDailyUSDCapNeedsAFreshPrice(t *testing.T) {
 				if got := env.Balance(t, f.AccountID, "BTC"); got != 100_000 {
 					t.Errorf("faucet balance %d, want 100000", got)
 				}
-				if list := sndPayouts(t, env, f); len(list) != 0 {
+				if list := payouts(t, env, f); len(list) != 0 {
 					t.Errorf("faucet has payouts %+v, want none", list)
 				}
-				if got := sndSpend(t, env, k); got != 0 {
+				if got := keySpend(t, env, k); got != 0 {
 					t.Errorf("spend %d micros, want 0", got)
 				}
-				sndPaid(t, env.V2(t, uncapped, "/send", sndBody{IdempotencyKey: "free", To: "alice", Amount: 700, Currency: "BTC"}), false)
+				wantPaid(t, env.V2(t, uncapped, "/send", sendBody{IdempotencyKey: "free", To: "alice", Amount: 700, Currency: "BTC"}), false)
 
 				if s.freshen != nil {
 					s.freshen(t)
-					d := sndPaid(t, env.V2(t, secret, "/send", body), false)
+					d := wantPaid(t, env.V2(t, secret, "/send", body), false)
 					if d.Balance != 100_000-700-1000 {
 						t.Errorf("balance %d, want %d", d.Balance, 100_000-700-1000)
 					}
-					if got := sndSpend(t, env, k); got != 500_000 {
+					if got := keySpend(t, env, k); got != 500_000 {
 						t.Errorf("spend %d micros, want 500000 (1000 sat at $50,000)", got)
 					}
 				}
@@ -1043,31 +760,31 @@ func TestSendDailyUSDCapNeedsAFreshPrice(t *testing.T) {
 // allows 7 pay exactly 7; the others are 429 and the spend is exactly the
 // cap (counted in the payout's transaction, D36).
 func TestSendDailyUSDCapConcurrent(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		const senders, allowed, amount = 20, 7, 250 // 250 sat = $0.125
-		env := sndEnv(t, eng, sndBTCAt("50000"))
+		env := sendEnv(t, eng.Open(t), btcAt("50000"))
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		users := []*drip.User{env.User(t, "alice"), env.User(t, "bob")}
-		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: allowed * 125_000})
-		_, other := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		reqs := make([]sndReq, 0, senders+10)
+		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: allowed * 125_000})
+		_, other := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		reqs := make([]sendRequest, 0, senders+10)
 		for i := range senders {
-			reqs = append(reqs, sndReq{Key: secret, Body: sndBody{IdempotencyKey: fmt.Sprint("capped-", i),
+			reqs = append(reqs, sendRequest{Key: secret, Body: sendBody{IdempotencyKey: fmt.Sprint("capped-", i),
 				To: users[i%2].Username, Amount: amount, Currency: "BTC"}})
 		}
 		// Uncapped sends of the same faucet in the same batches.
 		for i := range 10 {
-			reqs = append(reqs, sndReq{Key: other, Body: sndBody{IdempotencyKey: fmt.Sprint("free-", i),
+			reqs = append(reqs, sendRequest{Key: other, Body: sendBody{IdempotencyKey: fmt.Sprint("free-", i),
 				To: users[i%2].Username, Amount: amount, Currency: "BTC"}})
 		}
 
-		replies := sndSendAll(t, []string{env.Server.URL}, reqs)
+		replies := sendAtOnce(t, []string{env.Server.URL}, reqs)
 
 		want := map[string]int{"200": allowed + 10, "429 daily_usd_cap_reached": senders - allowed}
-		if diff := cmp.Diff(want, sndOutcomes(replies)); diff != "" {
+		if diff := cmp.Diff(want, outcomes(replies)); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
-		if got := sndSpend(t, env, k); got != allowed*125_000 {
+		if got := keySpend(t, env, k); got != allowed*125_000 {
 			t.Errorf("spend %d micros, want %d", got, allowed*125_000)
 		}
 		var credited int64
@@ -1080,7 +797,7 @@ func TestSendDailyUSDCapConcurrent(t *testing.T) {
 		if got, want := env.Balance(t, f.AccountID, "BTC"), 1_000_000-int64(allowed+10)*amount; got != want {
 			t.Errorf("faucet balance %d, want %d", got, want)
 		}
-		if list := sndPayouts(t, env, f); len(list) != allowed+10 {
+		if list := payouts(t, env, f); len(list) != allowed+10 {
 			t.Errorf("faucet has %d payouts, want %d", len(list), allowed+10)
 		}
 		// Capped payments go one by one and uncapped ones as a batch (D5),
@@ -1113,9 +830,9 @@ func TestSendReplayNeedsNoFreshPrice(t *testing.T) {
 		_, _ = io.WriteString(w, `{"bitcoin":{"usd":"50000"}}`)
 	}))
 	t.Cleanup(feedSrv.Close)
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		var feed *price.Feed
-		env := sndEnvClocked(t, eng.Open(t), func(now func() time.Time) price.Source {
+		env := sendEnvOnClock(t, eng.Open(t), func(now func() time.Time) price.Source {
 			feed = price.NewFeed(price.FeedConfig{URL: feedSrv.URL, Now: now, Client: feedSrv.Client()})
 			return feed
 		})
@@ -1124,17 +841,17 @@ func TestSendReplayNeedsNoFreshPrice(t *testing.T) {
 		}
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 100_000})
 		env.User(t, "alice")
-		k, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: sndCap})
-		body := sndBody{IdempotencyKey: "priced-then-stale", To: "alice", Amount: 1000, Currency: "BTC"}
-		orig := sndPaid(t, env.V2(t, secret, "/send", body), false)
+		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: dailyCap})
+		body := sendBody{IdempotencyKey: "priced-then-stale", To: "alice", Amount: 1000, Currency: "BTC"}
+		orig := wantPaid(t, env.V2(t, secret, "/send", body), false)
 
 		env.Clock.Advance(11 * time.Minute) // older than the feed's maximum age (D60)
-		if got := sndPaid(t, env.V2(t, secret, "/send", body), true); got != orig {
+		if got := wantPaid(t, env.V2(t, secret, "/send", body), true); got != orig {
 			t.Errorf("replay %+v, want %+v", got, orig)
 		}
-		sndRefused(t, env.V2(t, secret, "/send", sndBody{IdempotencyKey: "new", To: "alice", Amount: 1, Currency: "BTC"}),
+		wantError(t, env.V2(t, secret, "/send", sendBody{IdempotencyKey: "new", To: "alice", Amount: 1, Currency: "BTC"}),
 			http.StatusServiceUnavailable, "price_unavailable")
-		if got := sndSpend(t, env, k); got != 500_000 {
+		if got := keySpend(t, env, k); got != 500_000 {
 			t.Errorf("spend %d micros, want 500000 (the one payout)", got)
 		}
 		env.Reconcile(t)
@@ -1147,14 +864,14 @@ func TestSendReplayNeedsNoFreshPrice(t *testing.T) {
 // the first payout's reply, replayed, and records no payout.failed event
 // for a payout that was paid (D35).
 func TestSendIdempotentDuplicateAcrossNodesIsNotRefused(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
 		const rounds, amount = 12, 1000
 		st := eng.Open(t)
 		prices := func(now func() time.Time) price.Source {
 			return price.Static(map[string]decimal.Decimal{"BTC": decimal.NewFromInt(50_000)}, "static", now)
 		}
-		env := sndEnvClocked(t, st, prices)
-		node2 := sndEnvClocked(t, st, prices)
+		env := sendEnvOnClock(t, st, prices)
+		node2 := sendEnvOnClock(t, st, prices)
 		env.User(t, "alice")
 		for round := range rounds {
 			// Odd rounds: balance for one payout. Even rounds: ample balance,
@@ -1164,11 +881,11 @@ func TestSendIdempotentDuplicateAcrossNodesIsNotRefused(t *testing.T) {
 				funds, capMicros = 100*amount, 500_000
 			}
 			f, _ := env.Faucet(t, map[string]int64{"BTC": funds})
-			_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: capMicros})
-			body := sndBody{IdempotencyKey: "once", To: "alice", Amount: amount, Currency: "BTC"}
-			replies := sndSendAll(t, []string{env.Server.URL, node2.Server.URL},
-				[]sndReq{{Server: 0, Key: secret, Body: body}, {Server: 1, Key: secret, Body: body}})
-			if diff := cmp.Diff(map[string]int{"200": 2}, sndOutcomes(replies)); diff != "" {
+			_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, DailyUSDCapMicros: capMicros})
+			body := sendBody{IdempotencyKey: "once", To: "alice", Amount: amount, Currency: "BTC"}
+			replies := sendAtOnce(t, []string{env.Server.URL, node2.Server.URL},
+				[]sendRequest{{Server: 0, Key: secret, Body: body}, {Server: 1, Key: secret, Body: body}})
+			if diff := cmp.Diff(map[string]int{"200": 2}, outcomes(replies)); diff != "" {
 				t.Fatalf("round %d: outcomes (-want +got):\n%s", round, diff)
 			}
 			if replies[0].Data.PayoutID != replies[1].Data.PayoutID || replies[0].Replayed == replies[1].Replayed {
@@ -1193,13 +910,13 @@ func TestSendIdempotentDuplicateAcrossNodesIsNotRefused(t *testing.T) {
 // what the request means, not its spelling: the amount "0100" is 100 and
 // " alice " is alice, so they replay rather than count as a reuse (D35).
 func TestSendRetryMayWriteTheSameRequestDifferently(t *testing.T) {
-	sndRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := sndEnv(t, eng, nil)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
 		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 		env.User(t, "alice")
-		_, secret := sndMint(t, env, key.MintParams{FaucetID: f.ID})
-		first := env.V2(t, secret, "/send", sndBody{IdempotencyKey: "spelt", To: "alice", Amount: 100, Currency: "BTC", IPAddress: "203.0.113.7"})
-		again := env.V2(t, secret, "/send", sndBody{IdempotencyKey: "spelt", To: " alice ", Amount: "0100", Currency: "BTC", IPAddress: " 203.0.113.7"})
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		first := env.V2(t, secret, "/send", sendBody{IdempotencyKey: "spelt", To: "alice", Amount: 100, Currency: "BTC", IPAddress: "203.0.113.7"})
+		again := env.V2(t, secret, "/send", sendBody{IdempotencyKey: "spelt", To: " alice ", Amount: "0100", Currency: "BTC", IPAddress: " 203.0.113.7"})
 		if first.HTTPStatus != 200 || again.HTTPStatus != 200 || again.Header.Get("Idempotent-Replayed") != "true" ||
 			string(first.Envelope.Data) != string(again.Envelope.Data) {
 			t.Errorf("first %d %s\nretry %d (replayed %q) %s", first.HTTPStatus, first.Raw, again.HTTPStatus,
