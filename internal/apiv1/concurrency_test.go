@@ -2,23 +2,15 @@ package apiv1_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/ratelimit"
-	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
@@ -26,177 +18,70 @@ import (
 // and hold the outcome to D2-D5 and D41: the faucet pays exactly what it
 // holds and what its owner's limits allow, never more, each payout once.
 
-// concRate keeps the key's request rate (D40) from deciding any outcome.
-var concRate = ratelimit.Config{PerMinute: 6000, Burst: 1000}
-
-// concReply is what one concurrent sender saw.
-type concReply struct {
-	HTTPStatus int
-	Raw        string
-	Status     int   `json:"status"`
-	PayoutID   int64 `json:"payout_id"`
-	Balance    int64 `json:"balance"`
-	Err        error
-}
-
-// concSendAll starts one goroutine per form, releases them together, and
-// returns each one's reply in the order of forms. It uses its own
-// keep-alive client with room for every sender's connection, so the
-// requests reach the server together instead of queueing for a socket.
-func concSendAll(t *testing.T, env *apptest.Env, forms []url.Values) []concReply {
-	t.Helper()
-	tr := &http.Transport{MaxIdleConns: len(forms), MaxIdleConnsPerHost: len(forms)}
-	t.Cleanup(tr.CloseIdleConnections)
-	client := &http.Client{Transport: tr}
-	replies := make([]concReply, len(forms))
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, form := range forms {
-		wg.Go(func() {
-			<-start
-			replies[i] = concPost(client, env.Server.URL+apiv1.Prefix+"/send", form)
-		})
-	}
-	close(start)
-	wg.Wait()
-	return replies
-}
-
-// concPost sends one form; it reports problems in the reply because
-// t.Fatal may not be called from a sender's goroutine.
-func concPost(client *http.Client, target string, form url.Values) concReply {
-	resp, err := client.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-	if err != nil {
-		return concReply{Err: err}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	r := concReply{HTTPStatus: resp.StatusCode, Raw: string(raw), Err: err}
-	if err == nil {
-		if err := json.Unmarshal(raw, &r); err != nil {
-			r.Err = fmt.Errorf("reply is not JSON: %v", err)
-		}
-	}
-	return r
-}
-
-// concCheckReplies fails on transport errors and non-200 HTTP replies and
-// counts the v1 statuses.
-func concCheckReplies(t *testing.T, replies []concReply) map[int]int {
-	t.Helper()
-	counts := map[int]int{}
-	for i, r := range replies {
-		if r.Err != nil {
-			t.Errorf("sender %d: %v %s", i, r.Err, r.Raw)
-			continue
-		}
-		if r.HTTPStatus != http.StatusOK {
-			t.Errorf("sender %d: HTTP status %d, want 200 (spec 7.1): %s", i, r.HTTPStatus, r.Raw)
-		}
-		counts[r.Status]++
-	}
-	return counts
-}
-
-// concCheckPayouts holds the paid replies to the payouts the store lists:
-// unique ids, one row for each, no other rows.
-func concCheckPayouts(t *testing.T, env *apptest.Env, f *drip.Faucet, replies []concReply) {
-	t.Helper()
-	var ids []int64
-	for _, r := range replies {
-		if r.Status == 200 {
-			if r.PayoutID <= 0 {
-				t.Errorf("paid reply without a payout_id: %s", r.Raw)
-			}
-			ids = append(ids, r.PayoutID)
-		}
-	}
-	slices.Sort(ids)
-	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
-		t.Errorf("payout_ids are not unique: %v", ids)
-	}
-	list, err := env.App.Store.PayoutList(context.Background(), &store.PayoutListParams{FaucetID: f.ID, Limit: 1000})
-	if err != nil {
-		t.Fatalf("payout list: %v", err)
-	}
-	var stored []int64
-	for _, p := range list {
-		stored = append(stored, p.ID)
-	}
-	slices.Sort(stored)
-	if diff := cmp.Diff(ids, stored); diff != "" {
-		t.Errorf("payouts stored vs payout_ids replied (-replied +stored):\n%s", diff)
-	}
-}
-
 // TestConcurrentSendsPayExactlyWhatTheFaucetHolds: 64 senders race for a
 // faucet that holds 40 payouts. Exactly 40 are paid and 24 refused with 402
 // (D5: a payout that would overdraw is refused, the rest commit); each paid
 // payout saw its own balance, the faucet ends at 0, the recipients got what
 // the faucet lost, and the ledger reconciles (D3).
 func TestConcurrentSendsPayExactlyWhatTheFaucetHolds(t *testing.T) {
-	t.Parallel()
 	const senders, affordable, amount, recipients = 64, 40, 1000, 8
-	for _, eng := range storetest.Engines(t) {
-		t.Run(eng.Name, func(t *testing.T) {
-			t.Parallel()
-			env := apptest.New(t, eng.Open(t), apptest.Options{Rate: concRate})
-			f, key := env.Faucet(t, map[string]int64{"BTC": affordable * amount})
-			users := make([]*drip.User, recipients)
-			for i := range users {
-				users[i] = env.User(t, fmt.Sprintf("claimer%d", i))
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := apptest.New(t, eng.Open(t), apptest.Options{Rate: unlimited})
+		f, key := env.Faucet(t, map[string]int64{"BTC": affordable * amount})
+		users := make([]*drip.User, recipients)
+		for i := range users {
+			users[i] = env.User(t, fmt.Sprintf("claimer%d", i))
+		}
+		forms := make([]url.Values, senders)
+		for i := range forms {
+			forms[i] = url.Values{
+				"api_key": {key}, "to": {users[i%recipients].Username}, "amount": {fmt.Sprint(amount)},
+				"currency": {"BTC"}, "ip_address": {fmt.Sprintf("203.0.113.%d", i)},
 			}
-			forms := make([]url.Values, senders)
-			for i := range forms {
-				forms[i] = url.Values{
-					"api_key": {key}, "to": {users[i%recipients].Username}, "amount": {fmt.Sprint(amount)},
-					"currency": {"BTC"}, "ip_address": {fmt.Sprintf("203.0.113.%d", i)},
-				}
-			}
+		}
 
-			replies := concSendAll(t, env, forms)
+		replies := sendAtOnce(t, env, forms)
 
-			counts := concCheckReplies(t, replies)
-			if diff := cmp.Diff(map[int]int{200: affordable, 402: senders - affordable}, counts); diff != "" {
-				t.Errorf("v1 statuses -> count (-want +got):\n%s", diff)
-			}
-			concCheckPayouts(t, env, f, replies)
+		counts := countStatuses(t, replies)
+		if diff := cmp.Diff(map[int]int{200: affordable, 402: senders - affordable}, counts); diff != "" {
+			t.Errorf("v1 statuses -> count (-want +got):\n%s", diff)
+		}
+		checkPaidPayouts(t, env, f, replies)
 
-			// Payouts are applied one after another, so the balances the paid
-			// replies report are exactly 39*amount, 38*amount, ..., 0.
-			var balances, wantBalances []int64
-			paidTo := make([]int64, recipients)
-			for i, r := range replies {
-				if r.Status == 200 {
-					balances = append(balances, r.Balance)
-					paidTo[i%recipients] += amount
-				}
+		// Payouts are applied one after another, so the balances the paid
+		// replies report are exactly 39*amount, 38*amount, ..., 0.
+		var balances, wantBalances []int64
+		paidTo := make([]int64, recipients)
+		for i, r := range replies {
+			if r.Status == 200 {
+				balances = append(balances, r.Balance)
+				paidTo[i%recipients] += amount
 			}
-			for b := int64(0); b < affordable; b++ {
-				wantBalances = append(wantBalances, b*amount)
-			}
-			slices.Sort(balances)
-			if diff := cmp.Diff(wantBalances, balances); diff != "" {
-				t.Errorf("balances reported by paid sends (-want +got):\n%s", diff)
-			}
+		}
+		for b := int64(0); b < affordable; b++ {
+			wantBalances = append(wantBalances, b*amount)
+		}
+		slices.Sort(balances)
+		if diff := cmp.Diff(wantBalances, balances); diff != "" {
+			t.Errorf("balances reported by paid sends (-want +got):\n%s", diff)
+		}
 
-			if got := env.Balance(t, f.AccountID, "BTC"); got != 0 {
-				t.Errorf("faucet balance %d, want 0", got)
+		if got := env.Balance(t, f.AccountID, "BTC"); got != 0 {
+			t.Errorf("faucet balance %d, want 0", got)
+		}
+		var credited int64
+		for i, u := range users {
+			got := env.Balance(t, u.AccountID, "BTC")
+			if got != paidTo[i] {
+				t.Errorf("%s has %d, want %d (the paid sends to them)", u.Username, got, paidTo[i])
 			}
-			var credited int64
-			for i, u := range users {
-				got := env.Balance(t, u.AccountID, "BTC")
-				if got != paidTo[i] {
-					t.Errorf("%s has %d, want %d (the paid sends to them)", u.Username, got, paidTo[i])
-				}
-				credited += got
-			}
-			if credited != affordable*amount {
-				t.Errorf("recipients were credited %d, the faucet was debited %d", credited, affordable*amount)
-			}
-			env.Reconcile(t)
-		})
-	}
+			credited += got
+		}
+		if credited != affordable*amount {
+			t.Errorf("recipients were credited %d, the faucet was debited %d", credited, affordable*amount)
+		}
+		env.Reconcile(t)
+	})
 }
 
 // TestConcurrentSendsHonourOwnerLimits: concurrent sends against an owner
@@ -204,7 +89,6 @@ func TestConcurrentSendsPayExactlyWhatTheFaucetHolds(t *testing.T) {
 // with 450 (D26), because the limit is counted inside the payout's
 // transaction under the faucet's lock.
 func TestConcurrentSendsHonourOwnerLimits(t *testing.T) {
-	t.Parallel()
 	const senders, amount = 40, 1000
 	tests := []struct {
 		name     string
@@ -216,53 +100,50 @@ func TestConcurrentSendsHonourOwnerLimits(t *testing.T) {
 		{"per faucet max_count 7, many recipients", drip.Limit{Per: drip.PerFaucet, WindowSeconds: 3600, MaxCount: 7}, true, 7},
 		{"per faucet max_amount 12 payouts, many recipients", drip.Limit{Coin: "BTC", Per: drip.PerFaucet, WindowSeconds: 60, MaxAmount: 12 * amount}, true, 12},
 	}
-	for _, eng := range storetest.Engines(t) {
-		t.Run(eng.Name, func(t *testing.T) {
-			t.Parallel()
-			for _, tt := range tests {
-				t.Run(tt.name, func(t *testing.T) {
-					t.Parallel()
-					ctx := context.Background()
-					env := apptest.New(t, eng.Open(t), apptest.Options{Rate: concRate})
-					f, key := env.Faucet(t, map[string]int64{"BTC": senders * amount})
-					if _, _, err := env.App.Faucets.SetLimits(ctx, f.ID, []drip.Limit{tt.limit}); err != nil {
-						t.Fatalf("set limits: %v", err)
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				env := apptest.New(t, eng.Open(t), apptest.Options{Rate: unlimited})
+				f, key := env.Faucet(t, map[string]int64{"BTC": senders * amount})
+				if _, _, err := env.App.Faucets.SetLimits(ctx, f.ID, []drip.Limit{tt.limit}); err != nil {
+					t.Fatalf("set limits: %v", err)
+				}
+				users := []*drip.User{env.User(t, "alice")}
+				if tt.spread {
+					for i := 1; i < senders; i++ {
+						users = append(users, env.User(t, fmt.Sprintf("claimer%d", i)))
 					}
-					users := []*drip.User{env.User(t, "alice")}
-					if tt.spread {
-						for i := 1; i < senders; i++ {
-							users = append(users, env.User(t, fmt.Sprintf("claimer%d", i)))
-						}
+				}
+				forms := make([]url.Values, senders)
+				for i := range forms {
+					forms[i] = url.Values{
+						"api_key": {key}, "to": {users[i%len(users)].Username},
+						"amount": {fmt.Sprint(amount)}, "currency": {"BTC"},
 					}
-					forms := make([]url.Values, senders)
-					for i := range forms {
-						forms[i] = url.Values{
-							"api_key": {key}, "to": {users[i%len(users)].Username},
-							"amount": {fmt.Sprint(amount)}, "currency": {"BTC"},
-						}
-					}
+				}
 
-					replies := concSendAll(t, env, forms)
+				replies := sendAtOnce(t, env, forms)
 
-					counts := concCheckReplies(t, replies)
-					if diff := cmp.Diff(map[int]int{200: tt.wantPaid, 450: senders - tt.wantPaid}, counts); diff != "" {
-						t.Errorf("v1 statuses -> count (-want +got):\n%s", diff)
-					}
-					concCheckPayouts(t, env, f, replies)
-					paid := int64(tt.wantPaid) * amount
-					if got := env.Balance(t, f.AccountID, "BTC"); got != senders*amount-paid {
-						t.Errorf("faucet balance %d, want %d", got, senders*amount-paid)
-					}
-					var credited int64
-					for _, u := range users {
-						credited += env.Balance(t, u.AccountID, "BTC")
-					}
-					if credited != paid {
-						t.Errorf("recipients were credited %d, want %d", credited, paid)
-					}
-					env.Reconcile(t)
-				})
-			}
-		})
-	}
+				counts := countStatuses(t, replies)
+				if diff := cmp.Diff(map[int]int{200: tt.wantPaid, 450: senders - tt.wantPaid}, counts); diff != "" {
+					t.Errorf("v1 statuses -> count (-want +got):\n%s", diff)
+				}
+				checkPaidPayouts(t, env, f, replies)
+				paid := int64(tt.wantPaid) * amount
+				if got := env.Balance(t, f.AccountID, "BTC"); got != senders*amount-paid {
+					t.Errorf("faucet balance %d, want %d", got, senders*amount-paid)
+				}
+				var credited int64
+				for _, u := range users {
+					credited += env.Balance(t, u.AccountID, "BTC")
+				}
+				if credited != paid {
+					t.Errorf("recipients were credited %d, want %d", credited, paid)
+				}
+				env.Reconcile(t)
+			})
+		}
+	})
 }

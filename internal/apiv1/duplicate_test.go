@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// dupFormats are the three body formats of D20, each encoding name-value
+// pairEncodings are the three body formats of D20, each encoding name-value
 // pairs in the order given, repeats included.
-var dupFormats = []struct {
+var pairEncodings = []struct {
 	name   string
 	encode func(pairs [][2]string) (body, contentType string)
 }{
@@ -49,7 +49,7 @@ func TestDuplicateParametersFirstWins(t *testing.T) {
 	t.Parallel()
 	const wrongKey = "not-the-faucets-key"
 	send := func(extra ...[2]string) [][2]string {
-		return append([][2]string{{"api_key", robustKeyMark}, {"to", "alice"}, {"amount", "1000"}, {"currency", "BTC"}}, extra...)
+		return append([][2]string{{"api_key", keyMark}, {"to", "alice"}, {"amount", "1000"}, {"currency", "BTC"}}, extra...)
 	}
 	for _, c := range []struct {
 		name  string
@@ -57,32 +57,31 @@ func TestDuplicateParametersFirstWins(t *testing.T) {
 		want  int
 		pays  int64
 	}{
-		{"api_key valid then invalid", send([2]string{"api_key", wrongKey}), 200, robustAmount},
-		{"api_key invalid then valid", [][2]string{{"api_key", wrongKey}, {"to", "alice"}, {"amount", "1000"}, {"currency", "BTC"}, {"api_key", robustKeyMark}}, 403, 0},
-		{"api_key empty then valid", [][2]string{{"api_key", ""}, {"to", "alice"}, {"amount", "1000"}, {"currency", "BTC"}, {"api_key", robustKeyMark}}, 403, 0},
-		{"amount valid then larger", send([2]string{"amount", "5000"}), 200, robustAmount},
-		{"amount valid then invalid", send([2]string{"amount", "1.5"}), 200, robustAmount},
-		{"amount invalid then valid", [][2]string{{"api_key", robustKeyMark}, {"to", "alice"}, {"amount", "1.5"}, {"currency", "BTC"}, {"amount", "1000"}}, 405, 0},
-		{"amount beyond the balance then valid", [][2]string{{"api_key", robustKeyMark}, {"to", "alice"}, {"amount", "999999999"}, {"currency", "BTC"}, {"amount", "1000"}}, 402, 0},
-		{"currency valid then unknown", send([2]string{"currency", "NOPE"}), 200, robustAmount},
-		{"to alice then bob", send([2]string{"to", "bob"}), 200, robustAmount},
+		{"api_key valid then invalid", send([2]string{"api_key", wrongKey}), 200, sendAmount},
+		{"api_key invalid then valid", [][2]string{{"api_key", wrongKey}, {"to", "alice"}, {"amount", "1000"}, {"currency", "BTC"}, {"api_key", keyMark}}, 403, 0},
+		{"api_key empty then valid", [][2]string{{"api_key", ""}, {"to", "alice"}, {"amount", "1000"}, {"currency", "BTC"}, {"api_key", keyMark}}, 403, 0},
+		{"amount valid then larger", send([2]string{"amount", "5000"}), 200, sendAmount},
+		{"amount valid then invalid", send([2]string{"amount", "1.5"}), 200, sendAmount},
+		{"amount invalid then valid", [][2]string{{"api_key", keyMark}, {"to", "alice"}, {"amount", "1.5"}, {"currency", "BTC"}, {"amount", "1000"}}, 405, 0},
+		{"amount beyond the balance then valid", [][2]string{{"api_key", keyMark}, {"to", "alice"}, {"amount", "999999999"}, {"currency", "BTC"}, {"amount", "1000"}}, 402, 0},
+		{"currency valid then unknown", send([2]string{"currency", "NOPE"}), 200, sendAmount},
+		{"to alice then bob", send([2]string{"to", "bob"}), 200, sendAmount},
 	} {
-		var cases []robustCase
-		for _, f := range dupFormats {
+		var cases []requestCase
+		for _, f := range pairEncodings {
 			_, contentType := f.encode(c.pairs)
-			cases = append(cases, robustCase{name: f.name, contentType: contentType, want: c.want, paysAlice: c.pays,
+			cases = append(cases, requestCase{name: f.name, contentType: contentType, want: c.want, paysAlice: c.pays,
 				bodyOf: func(key string) string {
 					pairs := make([][2]string, len(c.pairs))
 					for i, p := range c.pairs {
-						pairs[i] = [2]string{p[0], strings.ReplaceAll(p[1], robustKeyMark, key)}
+						pairs[i] = [2]string{p[0], strings.ReplaceAll(p[1], keyMark, key)}
 					}
 					body, _ := f.encode(pairs)
 					return body
 				}})
 		}
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			runRobust(t, cases)
+			runRequestCases(t, cases) // in parallel
 		})
 	}
 }
@@ -91,16 +90,15 @@ func TestDuplicateParametersFirstWins(t *testing.T) {
 // wins even where a form has no twin: a first null means absent, and a
 // name written with escapes is the same member.
 func TestDuplicateJSONMemberFirstWins(t *testing.T) {
-	t.Parallel()
-	json := func(name, members string, want int, pays int64) robustCase {
-		return robustCase{name: name, contentType: "application/json", body: "{" + members + "}", want: want, paysAlice: pays}
+	json := func(name, members string, want int, pays int64) requestCase {
+		return requestCase{name: name, contentType: "application/json", body: "{" + members + "}", want: want, paysAlice: pays}
 	}
-	runRobust(t, []robustCase{
+	runRequestCases(t, []requestCase{
 		json("api_key null then valid", `"api_key":null,"to":"alice","amount":1000,"currency":"BTC","api_key":"$KEY"`, 403, 0),
 		json("amount null then valid", `"api_key":"$KEY","to":"alice","amount":null,"currency":"BTC","amount":1000`, 405, 0),
-		json("amount a number then a string", `"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","amount":"5000"`, 200, robustAmount),
-		json("amount then an escaped amount", `"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","\u0061mount":"1.5"`, 200, robustAmount),
-		json("api_key then an object", `"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","api_key":{"k":1}`, 200, robustAmount),
+		json("amount a number then a string", `"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","amount":"5000"`, 200, sendAmount),
+		json("amount then an escaped amount", `"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","\u0061mount":"1.5"`, 200, sendAmount),
+		json("api_key then an object", `"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","api_key":{"k":1}`, 200, sendAmount),
 		json("a malformed repeat is still malformed", `"api_key":"$KEY","to":"alice","amount":1000,"currency":"BTC","api_key":tru`, 403, 0),
 	})
 }

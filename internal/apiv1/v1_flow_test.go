@@ -1,13 +1,10 @@
 package apiv1_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"mime/multipart"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -24,8 +21,8 @@ import (
 // case), a username, or a wallet address linked for that coin only, tried
 // in that order.
 func TestConformanceDestination(t *testing.T) {
-	confRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := confEnv(t, eng, apptest.Options{})
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := checkedEnv(t, eng.Open(t), apptest.Options{})
 		type dest struct {
 			to, coin string
 			user     *drip.User // nil: not payable (456)
@@ -36,64 +33,64 @@ func TestConformanceDestination(t *testing.T) {
 			prepare func(t *testing.T) dest
 		}{
 			{"email as registered", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
+				u := newUser(t, env, "dst")
 				return dest{to: u.Email, coin: "BTC", user: u}
 			}},
 			{"email in upper case", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
+				u := newUser(t, env, "dst")
 				return dest{to: strings.ToUpper(u.Email), coin: "BTC", user: u}
 			}},
 			{"email in mixed case", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
+				u := newUser(t, env, "dst")
 				return dest{to: "Dst" + u.Email[3:len(u.Email)-len("example.com")] + "Example.COM", coin: "BTC", user: u}
 			}},
 			{"username", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
+				u := newUser(t, env, "dst")
 				return dest{to: u.Username, coin: "BTC", user: u}
 			}},
 			{"payout_user_hash", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
+				u := newUser(t, env, "dst")
 				return dest{to: u.PayoutUserHash, coin: "BTC", user: u}
 			}},
 			{"payout_user_hash in upper case", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
+				u := newUser(t, env, "dst")
 				return dest{to: strings.ToUpper(u.PayoutUserHash), coin: "BTC", user: u}
 			}},
 			{"address linked for the coin", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
-				confLink(t, env, u, "BTC", "bc1q"+u.Username+"x")
+				u := newUser(t, env, "dst")
+				linkAddress(t, env, u, "BTC", "bc1q"+u.Username+"x")
 				return dest{to: "bc1q" + u.Username + "x", coin: "BTC", user: u}
 			}},
 			{"address linked for another coin is not payable", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
-				confLink(t, env, u, "BTC", "bc1q"+u.Username+"y")
+				u := newUser(t, env, "dst")
+				linkAddress(t, env, u, "BTC", "bc1q"+u.Username+"y")
 				return dest{to: "bc1q" + u.Username + "y", coin: "DOGE", other: u}
 			}},
 			{"each coin's own linked address", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
-				v := confUser(t, env, "dst")
+				u := newUser(t, env, "dst")
+				v := newUser(t, env, "dst")
 				addr := "shared" + u.Username
-				confLink(t, env, u, "BTC", addr)
-				confLink(t, env, v, "DOGE", addr)
+				linkAddress(t, env, u, "BTC", addr)
+				linkAddress(t, env, v, "DOGE", addr)
 				return dest{to: addr, coin: "DOGE", user: v, other: u}
 			}},
 			{"payout_user_hash before a linked address", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
-				v := confUser(t, env, "dst")
-				confLink(t, env, v, "BTC", u.PayoutUserHash)
+				u := newUser(t, env, "dst")
+				v := newUser(t, env, "dst")
+				linkAddress(t, env, v, "BTC", u.PayoutUserHash)
 				return dest{to: u.PayoutUserHash, coin: "BTC", user: u, other: v}
 			}},
 			{"username before a linked address", func(t *testing.T) dest {
-				u := confUser(t, env, "dst")
-				v := confUser(t, env, "dst")
-				confLink(t, env, v, "BTC", u.Username)
+				u := newUser(t, env, "dst")
+				v := newUser(t, env, "dst")
+				linkAddress(t, env, v, "BTC", u.Username)
 				return dest{to: u.Username, coin: "BTC", user: u, other: v}
 			}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
-				s := confNewScene(t, env, map[string]int64{"BTC": 1000, "DOGE": 1000})
+				s := newScene(t, env, map[string]int64{"BTC": 1000, "DOGE": 1000})
 				d := tt.prepare(t)
 				var otherBefore []drip.Balance
 				if d.other != nil {
@@ -103,16 +100,16 @@ func TestConformanceDestination(t *testing.T) {
 				c := s.post(t, "/checkaddress", "address", d.to, "currency", d.coin)
 				r := s.post(t, "/send", "to", d.to, "amount", "123", "currency", d.coin)
 				if d.user == nil {
-					confCheckError(t, c, 456)
-					confCheckError(t, r, 456)
+					checkError(t, c, 456)
+					checkError(t, r, 456)
 					if b := env.Balance(t, s.f.AccountID, d.coin); b != 1000 {
 						t.Errorf("faucet %s balance %d, want 1000 (nothing paid)", d.coin, b)
 					}
 				} else {
-					confCheckOK(t, c, confCheckAddressShape)
-					confCheckOK(t, r, confSendShape)
+					checkOK(t, c, checkAddressShape)
+					checkOK(t, r, sendShape)
 					for _, reply := range []*apptest.Reply{c, r} {
-						if got := confString(t, reply.Body, "payout_user_hash"); got != d.user.PayoutUserHash {
+						if got := stringMember(t, reply.Body, "payout_user_hash"); got != d.user.PayoutUserHash {
 							t.Errorf("payout_user_hash %q, want %s's %q", got, d.user.Username, d.user.PayoutUserHash)
 						}
 					}
@@ -134,11 +131,11 @@ func TestConformanceDestination(t *testing.T) {
 // the old and the new key both work; after ConfirmRotation the old key is
 // refused (403) at once and the new one works.
 func TestConformanceKeyRotation(t *testing.T) {
-	confRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := confEnv(t, eng, apptest.Options{})
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := checkedEnv(t, eng.Open(t), apptest.Options{})
 		ctx := context.Background()
-		s := confNewScene(t, env, map[string]int64{"BTC": 1000})
-		to := confUser(t, env, "rot")
+		s := newScene(t, env, map[string]int64{"BTC": 1000})
+		to := newUser(t, env, "rot")
 		oldKey := s.key
 		newKey, err := env.App.Faucets.RotateKey(ctx, s.f.ID)
 		if err != nil {
@@ -147,13 +144,13 @@ func TestConformanceKeyRotation(t *testing.T) {
 		if newKey == oldKey || len(newKey) < 40 {
 			t.Fatalf("new key %q: want a fresh key of 40+ characters (D13)", newKey)
 		}
-		as := func(key string) *confScene { return &confScene{env: env, f: s.f, key: key} }
+		as := func(key string) *scene { return &scene{env: env, f: s.f, key: key} }
 
 		// Pending: both keys are the faucet's.
 		for name, key := range map[string]string{"old": oldKey, "new": newKey} {
 			r := as(key).post(t, "/getbalance", "currency", "BTC")
-			confCheckOK(t, r, confBalanceShape)
-			if b := confInt(t, r.Body, "balance"); b != 1000 {
+			checkOK(t, r, balanceShape)
+			if b := intMember(t, r.Body, "balance"); b != 1000 {
 				t.Errorf("pending rotation, %s key: balance %d, want 1000", name, b)
 			}
 		}
@@ -165,18 +162,18 @@ func TestConformanceKeyRotation(t *testing.T) {
 		}
 		// Confirmed: the old key is dead the same moment, on every endpoint.
 		before := s.balances(t, s.f.AccountID)
-		confCheckError(t, as(oldKey).post(t, "/send", "to", to.Username, "amount", "30", "currency", "BTC"), 403)
-		confCheckError(t, as(oldKey).post(t, "/getbalance", "currency", "BTC"), 403)
-		confCheckError(t, as(oldKey).post(t, "/currencies"), 403)
+		checkError(t, as(oldKey).post(t, "/send", "to", to.Username, "amount", "30", "currency", "BTC"), 403)
+		checkError(t, as(oldKey).post(t, "/getbalance", "currency", "BTC"), 403)
+		checkError(t, as(oldKey).post(t, "/currencies"), 403)
 		if diff := cmp.Diff(before, s.balances(t, s.f.AccountID)); diff != "" {
 			t.Errorf("old key moved money (-before +after):\n%s", diff)
 		}
 		r := as(newKey).send(t, 200, "to", to.Username, "amount", "40", "currency", "BTC")
-		if b := confInt(t, r.Body, "balance"); b != 930 {
+		if b := intMember(t, r.Body, "balance"); b != 930 {
 			t.Errorf("balance after rotation %d, want 930", b)
 		}
 		// The payouts made with either key are the faucet's.
-		rewards := confRewards(t, as(newKey).post(t, "/payouts"))
+		rewards := decodeRewards(t, as(newKey).post(t, "/payouts"))
 		var amounts []int64
 		for _, rw := range rewards {
 			amounts = append(amounts, rw.Amount)
@@ -195,8 +192,8 @@ func TestConformanceKeyRotation(t *testing.T) {
 // and one payout.failed with the D51 data members, written at the clock's
 // time.
 func TestConformanceEvents(t *testing.T) {
-	confRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := confEnv(t, eng, apptest.Options{}) // nothing moves this env's clock
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := checkedEnv(t, eng.Open(t), apptest.Options{}) // nothing moves this env's clock
 		sentShape := map[string]string{
 			"to": "string", "amount": "number", "currency": "string",
 			"payout_id": "string", "payout_user_hash": "string", "message": "string",
@@ -207,47 +204,47 @@ func TestConformanceEvents(t *testing.T) {
 		}
 		tests := []struct {
 			name    string
-			prepare func(t *testing.T, s *confScene) confReq
+			prepare func(t *testing.T, s *scene) request
 			status  int
 			code    drip.Code
 			amount  int64 // the amount in the failed data; -1: not checked
 		}{
-			{"recipient not payable", func(t *testing.T, s *confScene) confReq {
-				return confSendTo("nobody_evt", "25", "BTC")
+			{"recipient not payable", func(t *testing.T, s *scene) request {
+				return sendTo("nobody_evt", "25", "BTC")
 			}, 456, drip.CodeRecipientUnknown, 25},
-			{"invalid currency", func(t *testing.T, s *confScene) confReq {
-				return confSendTo(confUser(t, s.env, "evt").Username, "25", "XYZ")
+			{"invalid currency", func(t *testing.T, s *scene) request {
+				return sendTo(newUser(t, s.env, "evt").Username, "25", "XYZ")
 			}, 410, drip.CodeInvalidCurrency, -1},
-			{"invalid amount", func(t *testing.T, s *confScene) confReq {
-				return confSendTo(confUser(t, s.env, "evt").Username, "2.5", "BTC")
+			{"invalid amount", func(t *testing.T, s *scene) request {
+				return sendTo(newUser(t, s.env, "evt").Username, "2.5", "BTC")
 			}, 405, drip.CodeInvalidAmount, -1},
-			{"recipient refused", func(t *testing.T, s *confScene) confReq {
-				u := confUser(t, s.env, "evt")
-				confSetRules(t, s, confBlacklist(u.Email))
-				return confSendTo(u.Username, "25", "BTC")
+			{"recipient refused", func(t *testing.T, s *scene) request {
+				u := newUser(t, s.env, "evt")
+				setRules(t, s, blacklist(u.Email))
+				return sendTo(u.Username, "25", "BTC")
 			}, 457, drip.CodeRecipientRefused, 25},
-			{"send limit", func(t *testing.T, s *confScene) confReq {
-				confSetLimits(t, s, drip.Limit{Per: drip.PerFaucet, WindowSeconds: 60, MaxCount: 1})
-				return confSendTo(confUser(t, s.env, "evt").Username, "25", "BTC")
+			{"send limit", func(t *testing.T, s *scene) request {
+				setLimits(t, s, drip.Limit{Per: drip.PerFaucet, WindowSeconds: 60, MaxCount: 1})
+				return sendTo(newUser(t, s.env, "evt").Username, "25", "BTC")
 			}, 450, drip.CodeSendLimit, 25},
-			{"claimer IP limit", func(t *testing.T, s *confScene) confReq {
-				confSetLimits(t, s, drip.Limit{Per: drip.PerIP, WindowSeconds: 60, MaxCount: 1})
-				return confSendTo(confUser(t, s.env, "evt").Username, "25", "BTC", "ip_address", "203.0.113.1")
+			{"claimer IP limit", func(t *testing.T, s *scene) request {
+				setLimits(t, s, drip.Limit{Per: drip.PerIP, WindowSeconds: 60, MaxCount: 1})
+				return sendTo(newUser(t, s.env, "evt").Username, "25", "BTC", "ip_address", "203.0.113.1")
 			}, 459, drip.CodeClaimerRateLimit, 25},
-			{"insufficient balance", func(t *testing.T, s *confScene) confReq {
-				return confSendTo(confUser(t, s.env, "evt").Username, "5000", "BTC")
+			{"insufficient balance", func(t *testing.T, s *scene) request {
+				return sendTo(newUser(t, s.env, "evt").Username, "5000", "BTC")
 			}, 402, drip.CodeInsufficientFunds, 5000},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				s := confNewScene(t, env, map[string]int64{"BTC": 1000})
-				alice := confUser(t, env, "evta")
+				s := newScene(t, env, map[string]int64{"BTC": 1000})
+				alice := newUser(t, env, "evta")
 				paid := s.send(t, 200, "to", alice.Email, "amount", "100", "currency", "BTC", "ip_address", "203.0.113.1")
 				req := tt.prepare(t, s)
 				refused := s.do(t, req)
-				confCheckError(t, refused, tt.status)
+				checkError(t, refused, tt.status)
 
 				events, err := env.App.Store.EventList(ctx, s.f.ID, 10)
 				if err != nil {
@@ -270,23 +267,23 @@ func TestConformanceEvents(t *testing.T) {
 					t.Fatalf("%d events %v, want one payout.sent and one payout.failed", len(events), events)
 				}
 
-				sent := confEventData(t, byType[drip.EventPayoutSent], sentShape)
+				sent := eventData(t, byType[drip.EventPayoutSent], sentShape)
 				wantSent := map[string]any{
 					"to": alice.Email, "amount": json.Number("100"), "currency": "BTC",
 					"payout_id":        string(paid.Body["payout_id"]),
 					"payout_user_hash": alice.PayoutUserHash,
-					"message":          confString(t, paid.Body, "message"),
+					"message":          stringMember(t, paid.Body, "message"),
 				}
 				if diff := cmp.Diff(wantSent, sent); diff != "" {
 					t.Errorf("payout.sent data (-want +got):\n%s", diff)
 				}
 
-				failed := confEventData(t, byType[drip.EventPayoutFailed], failedShape)
+				failed := eventData(t, byType[drip.EventPayoutFailed], failedShape)
 				wantFailed := map[string]any{
 					"to": req.Form.Get("to"), "amount": failed["amount"], "currency": req.Form.Get("currency"),
 					"status":  json.Number(fmt.Sprint(tt.status)),
 					"error":   string(tt.code),
-					"message": confString(t, refused.Body, "message"),
+					"message": stringMember(t, refused.Body, "message"),
 				}
 				if tt.amount >= 0 {
 					wantFailed["amount"] = json.Number(fmt.Sprint(tt.amount))
@@ -299,63 +296,29 @@ func TestConformanceEvents(t *testing.T) {
 	})
 }
 
-// confEventData decodes an event's data, checking its members and types,
-// and that amount is an integer.
-func confEventData(t testing.TB, e drip.Event, shape map[string]string) map[string]any {
-	t.Helper()
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(e.Data, &members); err != nil {
-		t.Fatalf("%s data %s: %v", e.Type, e.Data, err)
-	}
-	if diff := cmp.Diff(shape, confShape(members)); diff != "" {
-		t.Errorf("%s data members (-want +got):\n%s", e.Type, diff)
-	}
-	confInt(t, members, "amount")
-	dec := json.NewDecoder(bytes.NewReader(e.Data))
-	dec.UseNumber()
-	var data map[string]any
-	if err := dec.Decode(&data); err != nil {
-		t.Fatalf("%s data: %v", e.Type, err)
-	}
-	return data
-}
-
-// confEncoding writes a v1 request body one way (D20).
-type confEncoding struct {
+// bodyEncoding writes a v1 request body one way (D20).
+type bodyEncoding struct {
 	name   string
 	encode func(t testing.TB, fields map[string]any) (contentType, body string)
 }
 
-func confFormBody(fields map[string]any) string {
-	form := url.Values{}
-	for k, v := range fields {
-		form.Set(k, fmt.Sprint(v))
-	}
-	return form.Encode()
-}
-
-var confEncodings = []confEncoding{
+var bodyEncodings = []bodyEncoding{
 	{"form", func(t testing.TB, fields map[string]any) (string, string) {
-		return "application/x-www-form-urlencoded", confFormBody(fields)
+		return "application/x-www-form-urlencoded", formBody(fields)
 	}},
 	{"form with charset", func(t testing.TB, fields map[string]any) (string, string) {
-		return "application/x-www-form-urlencoded; charset=UTF-8", confFormBody(fields)
+		return "application/x-www-form-urlencoded; charset=UTF-8", formBody(fields)
 	}},
 	{"form without Content-Type", func(t testing.TB, fields map[string]any) (string, string) {
-		return "", confFormBody(fields)
+		return "", formBody(fields)
 	}},
 	{"multipart", func(t testing.TB, fields map[string]any) (string, string) {
-		var b bytes.Buffer
-		w := multipart.NewWriter(&b)
+		var pairs []string
 		for k, v := range fields {
-			if err := w.WriteField(k, fmt.Sprint(v)); err != nil {
-				t.Fatal(err)
-			}
+			pairs = append(pairs, k, fmt.Sprint(v))
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return w.FormDataContentType(), b.String()
+		body, contentType := multipartBody(t, pairs...)
+		return contentType, body
 	}},
 	{"JSON with numbers and booleans", func(t testing.TB, fields map[string]any) (string, string) {
 		b, err := json.Marshal(fields)
@@ -382,13 +345,13 @@ var confEncodings = []confEncoding{
 // and a JSON amount may be a number or a string but must be a whole
 // number written as one.
 func TestConformanceBodies(t *testing.T) {
-	confRun(t, func(t *testing.T, eng storetest.Engine) {
-		env := confEnv(t, eng, apptest.Options{})
-		for _, enc := range confEncodings {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := checkedEnv(t, eng.Open(t), apptest.Options{})
+		for _, enc := range bodyEncodings {
 			t.Run(enc.name, func(t *testing.T) {
 				t.Parallel()
-				s := confNewScene(t, env, map[string]int64{"BTC": 1000})
-				alice := confUser(t, env, "body")
+				s := newScene(t, env, map[string]int64{"BTC": 1000})
+				alice := newUser(t, env, "body")
 				post := func(t *testing.T, path string, fields map[string]any) *apptest.Reply {
 					t.Helper()
 					fields["api_key"] = s.key
@@ -398,8 +361,8 @@ func TestConformanceBodies(t *testing.T) {
 				}
 
 				r := post(t, "/send", map[string]any{"to": alice.Username, "amount": 100, "currency": "BTC", "referral": true, "ip_address": "203.0.113.4"})
-				confCheckOK(t, r, confSendShape)
-				if b := confInt(t, r.Body, "balance"); b != 900 {
+				checkOK(t, r, sendShape)
+				if b := intMember(t, r.Body, "balance"); b != 900 {
 					t.Errorf("/send balance %d, want 900", b)
 				}
 				if b := env.Balance(t, alice.AccountID, "BTC"); b != 100 {
@@ -407,38 +370,38 @@ func TestConformanceBodies(t *testing.T) {
 				}
 
 				r = post(t, "/getbalance", map[string]any{"currency": "BTC"})
-				confCheckOK(t, r, confBalanceShape)
-				if b := confInt(t, r.Body, "balance"); b != 900 {
+				checkOK(t, r, balanceShape)
+				if b := intMember(t, r.Body, "balance"); b != 900 {
 					t.Errorf("/getbalance balance %d, want 900", b)
 				}
 
 				r = post(t, "/checkaddress", map[string]any{"address": alice.Email, "currency": "BTC"})
-				confCheckOK(t, r, confCheckAddressShape)
-				if h := confString(t, r.Body, "payout_user_hash"); h != alice.PayoutUserHash {
+				checkOK(t, r, checkAddressShape)
+				if h := stringMember(t, r.Body, "payout_user_hash"); h != alice.PayoutUserHash {
 					t.Errorf("/checkaddress payout_user_hash %q, want %q", h, alice.PayoutUserHash)
 				}
 
 				post(t, "/send", map[string]any{"to": alice.Email, "amount": "200", "currency": "BTC"})
-				got := confRewards(t, post(t, "/payouts", map[string]any{"count": 1, "currency": "BTC"}))
-				if diff := cmp.Diff([]confReward{{alice.Email, 200, "14-03-26 15:09:26 GMT"}}, got); diff != "" {
+				got := decodeRewards(t, post(t, "/payouts", map[string]any{"count": 1, "currency": "BTC"}))
+				if diff := cmp.Diff([]reward{{alice.Email, 200, "14-03-26 15:09:26 GMT"}}, got); diff != "" {
 					t.Errorf("/payouts (-want +got):\n%s", diff)
 				}
 
 				r = post(t, "/currencies", map[string]any{})
-				confCheckOK(t, r, confCurrenciesShape)
+				checkOK(t, r, currenciesShape)
 
 				// The amount rules hold whatever the encoding (D22, D27).
 				for _, amount := range []any{json.Number("1.5"), json.Number("1e3"), json.Number("-1"), json.Number("0"), "1.5", ""} {
 					before := s.balances(t, s.f.AccountID)
 					r := post(t, "/send", map[string]any{"to": alice.Username, "amount": amount, "currency": "BTC"})
-					confCheckError(t, r, 405)
+					checkError(t, r, 405)
 					if diff := cmp.Diff(before, s.balances(t, s.f.AccountID)); diff != "" {
 						t.Errorf("amount %v moved money (-before +after):\n%s", amount, diff)
 					}
 				}
 				// A wrong key is refused whatever the encoding.
 				ct, body := enc.encode(t, map[string]any{"api_key": faucet.NewKey(), "currency": "BTC"})
-				confCheckError(t, env.Do(t, http.MethodPost, "/getbalance", ct, body), 403)
+				checkError(t, env.Do(t, http.MethodPost, "/getbalance", ct, body), 403)
 			})
 		}
 	})
