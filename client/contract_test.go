@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"go/build"
 	"reflect"
 	"slices"
 	"strings"
@@ -203,4 +204,22 @@ func jsonFields(typ reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
+}
+
+// TestImportsNothingInternal: a third party cannot import drip's internal
+// packages, so the client's own code must not either (its tests may).
+func TestImportsNothingInternal(t *testing.T) {
+	t.Parallel()
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkg.Imports) == 0 {
+		t.Fatal("no imports read: the check would pass whatever the package imports")
+	}
+	for _, imp := range pkg.Imports {
+		if strings.HasPrefix(imp, "github.com/dripfaucet/drip/") {
+			t.Errorf("client imports %s: a user of the client could not build it", imp)
+		}
+	}
 }
