@@ -150,14 +150,24 @@ func openApp(ctx context.Context, d dbFlags, opts app.Options) (*app.App, error)
 // errorLogInterval is how often an error of one cause is written at most.
 const errorLogInterval = 10 * time.Second
 
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("--log-level: %v", err)
 	}
+	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler
+	switch format {
+	case "json":
+		h = slog.NewJSONHandler(w, opts)
+	case "text":
+		h = slog.NewTextHandler(w, opts)
+	default:
+		return nil, usagef("--log-format must be json or text, not %q", format)
+	}
 	// An outage fails every request alike: errlog writes one line per
 	// cause per interval, with a count, instead of one per request (D58).
-	return slog.New(errlog.Summarize(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}), errorLogInterval)), nil
+	return slog.New(errlog.Summarize(h, errorLogInterval)), nil
 }
 
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

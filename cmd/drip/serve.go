@@ -36,6 +36,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	baseURL := fs.String("base-url", "", "public URL of the service (default http://<listen address>)")
 	demo := fs.Bool("demo", false, "create (once) a funded demo faucet and recipients, and print a working curl line")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "json", "json (one object a line) or text (key=value)")
+	accessLog := fs.Bool("access-log", true, "log one line per request at info level (the probes /healthz and /readyz at debug)")
 	ratePerMinute := fs.Float64("rate-per-minute", ratelimit.Default.PerMinute, "request rate per key (D40)")
 	rateBurst := fs.Int("rate-burst", ratelimit.Default.Burst, "request burst per key (D40)")
 	ipRate := fs.Float64("ip-rate-per-minute", ratelimit.DefaultCaller.PerMinute, "request rate per caller IP, authenticated or not (D29); a refused key costs 11; 0 turns the limit off")
@@ -81,7 +83,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if feed != nil {
 		running.Go(func() { feed.Run(workers) })
 	}
-	hopts := app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop, MCPAllowedOrigins: origins, RequestTimeout: *requestTimeout}
+	hopts := app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop, MCPAllowedOrigins: origins, RequestTimeout: *requestTimeout,
+		NoAccessLog: !*accessLog}
 	handler := svc.Handler(hopts)
 
 	ln, err := net.Listen("tcp", *listen)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/requestlog"
 )
 
 // Prefix is where v1 is mounted.
@@ -79,6 +80,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := params{values}
+	requestlog.SetKey(r.Context(), p.Get("api_key"))
 	caller, err := h.svc.AuthorizeV1(r.Context(), p.Get("api_key"), h.clientIP(r))
 	if err != nil {
 		h.reply(w, r, nil, err)
@@ -109,6 +111,7 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, result any, err 
 			status = 459
 		}
 		result = errorReply{Status: status, Message: drip.ErrorMessage(err)}
+		requestlog.SetV1Status(r.Context(), status)
 	}
 	_ = json.NewEncoder(w).Encode(result) // HTTP 200, always (spec 2.1, D20)
 }

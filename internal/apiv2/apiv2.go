@@ -21,6 +21,7 @@ import (
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/requestlog"
 	"github.com/dripfaucet/drip/internal/version"
 )
 
@@ -121,7 +122,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, drip.Errorf(drip.CodeMethodNotAllowed, "Method %s not allowed here: use %s.", r.Method, allow))
 		return
 	}
-	c, err := h.Payouts.AuthorizeV2(r.Context(), key.Bearer(r), h.ClientIP(r), op.Scope())
+	secret := key.Bearer(r)
+	requestlog.SetKey(r.Context(), secret)
+	c, err := h.Payouts.AuthorizeV2(r.Context(), secret, h.ClientIP(r), op.Scope())
 	if err != nil {
 		h.fail(w, r, err)
 		return

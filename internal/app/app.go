@@ -26,6 +26,7 @@ import (
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/requestlog"
 	"github.com/dripfaucet/drip/internal/server"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
@@ -103,6 +104,8 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	// A line logged while serving a request carries its id.
+	opts.Log = requestlog.Logger(opts.Log)
 	users, err := user.NewRegistry(ctx, st, opts.Now)
 	if err != nil {
 		return nil, err
@@ -168,6 +171,8 @@ type HandlerOptions struct {
 	MCPAllowedOrigins []string
 	// RequestTimeout is every request's deadline (server.Handlers).
 	RequestTimeout time.Duration
+	// NoAccessLog turns the per-request log line off (server.Handlers).
+	NoAccessLog bool
 }
 
 // Handler is the HTTP interface of the application.
@@ -177,13 +182,15 @@ func (a *App) Handler(opts HandlerOptions) http.Handler {
 	v2 := apiv2.New(apiv2.Deps{Ops: a.Ops, Payouts: a.Payouts, Log: a.Log, Now: a.Now, ClientIP: clientIP})
 	dir := web.NewDirectory(a.Listing, a.Log)
 	return server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop,
-		RequestTimeout: opts.RequestTimeout, Ready: a.readiness()}, a.Log)
+		RequestTimeout: opts.RequestTimeout, Ready: a.readiness(), ClientIP: clientIP, NoAccessLog: opts.NoAccessLog}, a.Log)
 }
 
 // MCPHandler is the tool server alone, for a listener of its own (drip
 // serve --mcp-listen); Handler serves it too, at mcpserver.Path.
 func (a *App) MCPHandler(opts HandlerOptions) http.Handler {
-	return server.NewMCP(a.tools(opts, server.ClientIP(opts.TrustedProxies)), opts.RequestTimeout, a.readiness(), a.Log)
+	clientIP := server.ClientIP(opts.TrustedProxies)
+	return server.NewMCP(server.Handlers{MCP: a.tools(opts, clientIP), RequestTimeout: opts.RequestTimeout, Ready: a.readiness(),
+		ClientIP: clientIP, NoAccessLog: opts.NoAccessLog}, a.Log)
 }
 
 // readiness is what /readyz checks (D58): the database, and the shared

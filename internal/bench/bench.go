@@ -235,8 +235,10 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 func (b *bench) serveArgs() []string {
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--bench-noop",
 		// info, not warn: "drip serving", which tells the address, is an info
-		// line; serve logs nothing per request at info.
-		"--log-level", "info",
+		// line, read as JSON; without the access log (a line per request,
+		// at info) serve logs nothing per request, which the figures and
+		// the pipe to the bench could not afford.
+		"--log-level", "info", "--log-format", "json", "--access-log=false",
 		// The request rate per key (D40) would cap every figure at 1/s; the
 		// over-limit scenario reaches the owner's send limit instead. Every
 		// client is this one IP, whose own limit (D29) is off.

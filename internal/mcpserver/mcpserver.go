@@ -46,6 +46,7 @@ import (
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/requestlog"
 	"github.com/dripfaucet/drip/internal/version"
 )
 
@@ -324,7 +325,9 @@ func protocolError(status int, body []byte, refusal string) (id json.RawMessage,
 // authorize authorizes the request's key for the tool server: scope read or
 // manage, in one lookup and one token of the key's request rate.
 func (h *Handler) authorize(r *http.Request) (*payout.Caller, error) {
-	c, err := h.Payouts.AuthorizeV2(r.Context(), key.Bearer(r), h.ClientIP(r), drip.ScopeRead, drip.ScopeManage)
+	secret := key.Bearer(r)
+	requestlog.SetKey(r.Context(), secret)
+	c, err := h.Payouts.AuthorizeV2(r.Context(), secret, h.ClientIP(r), drip.ScopeRead, drip.ScopeManage)
 	if drip.ErrorCode(err) == drip.CodeInsufficientScope {
 		return nil, drip.Errorf(drip.CodeInsufficientScope, "This key has neither the read nor the manage scope the tool server needs.")
 	}

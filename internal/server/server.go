@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apiv2"
 	"github.com/dripfaucet/drip/internal/mcpserver"
+	"github.com/dripfaucet/drip/internal/requestlog"
 	"github.com/dripfaucet/drip/internal/web"
 )
 
@@ -38,6 +40,12 @@ type Handlers struct {
 	RequestTimeout time.Duration
 	// Ready are the checks of GET /readyz (D58), by name.
 	Ready []Check
+	// ClientIP tells the caller's address for the access log
+	// (server.ClientIP); nil: the connection's.
+	ClientIP func(*http.Request) netip.Addr
+	// NoAccessLog turns the per-request log line off (drip bench); the
+	// request id is still given, echoed and put on other lines.
+	NoAccessLog bool
 }
 
 // DefaultRequestTimeout answers a faucet's PHP script within the few
@@ -98,18 +106,27 @@ func New(h Handlers, log *slog.Logger) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
-	return recoverPanics(logRequests(withDeadline(root, h.RequestTimeout), log), log)
+	return h.middleware(root, log)
 }
 
 // NewMCP returns the root handler of a listener of the tool server's own
-// (drip serve --mcp-listen): mcpserver.Path, /healthz and /readyz, with
-// the middleware every route has.
-func NewMCP(mcp http.Handler, requestTimeout time.Duration, ready []Check, log *slog.Logger) http.Handler {
+// (drip serve --mcp-listen): h.MCP at mcpserver.Path, /healthz and
+// /readyz, with the middleware every route has; h's other interfaces are
+// not mounted.
+func NewMCP(h Handlers, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
-	mux.Handle("GET /readyz", readyz(ready, log))
-	mux.Handle(mcpserver.Path, mcp)
-	return recoverPanics(logRequests(withDeadline(mux, requestTimeout), log), log)
+	mux.Handle("GET /readyz", readyz(h.Ready, log))
+	mux.Handle(mcpserver.Path, h.MCP)
+	return h.middleware(mux, log)
+}
+
+// middleware is what every route of a listener goes through, outermost
+// first: the request id and access log (so a panic's 500 is logged with
+// its id), panic recovery, the request's deadline.
+func (h Handlers) middleware(next http.Handler, log *slog.Logger) http.Handler {
+	log = requestlog.Logger(log)
+	return accessLog(recoverPanics(withDeadline(next, h.RequestTimeout), log), log, h.ClientIP, h.NoAccessLog)
 }
 
 // withDeadline gives every request its deadline (D6).
@@ -131,31 +148,6 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 
 func under(path, prefix string) bool {
 	return path == prefix || strings.HasPrefix(path, prefix+"/")
-}
-
-// statusRecorder remembers the status a handler wrote, for the access log.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// logRequests logs each request at debug level: method, path, HTTP status,
-// duration. Bodies are never logged (they carry keys).
-func logRequests(next http.Handler, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		next.ServeHTTP(rec, r)
-		log.LogAttrs(r.Context(), slog.LevelDebug, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
-	})
 }
 
 // recoverPanics turns a panic into a logged internal error, so one bad
