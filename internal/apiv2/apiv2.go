@@ -13,8 +13,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -51,6 +53,7 @@ type Deps struct {
 type Handler struct {
 	Deps
 	routes map[string]*operation.Op
+	docs   func() ([]byte, error) // the page at DocsPath, rendered once
 }
 
 // New returns the v2 handler; mount it at Prefix + "/".
@@ -61,7 +64,17 @@ func New(d Deps) *Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Handler{Deps: d, routes: Routes(d.Ops)}
+	return &Handler{Deps: d, routes: Routes(d.Ops), docs: sync.OnceValues(func() ([]byte, error) { return RenderDocs(openAPI) })}
+}
+
+// Paths are every path v2 answers, its documents included.
+func (h *Handler) Paths() []string {
+	out := []string{OpenAPIPath, DocsPath}
+	for p := range h.routes {
+		out = append(out, Prefix+p)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Routes is v2's table: each path of spec 4.2 and the operation it runs,
@@ -106,6 +119,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, Prefix)
 	if r.URL.Path == OpenAPIPath {
 		h.serveOpenAPI(w, r)
+		return
+	}
+	if r.URL.Path == DocsPath {
+		h.serveDocs(w, r)
 		return
 	}
 	op, known := h.routes[path]
