@@ -21,6 +21,7 @@ import (
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/mcpserver"
+	"github.com/dripfaucet/drip/internal/metrics"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
@@ -62,6 +63,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	priceMaxAge := fs.Duration("price-max-age", 10*time.Minute, "oldest feed price a capped send may use (D36, D60)")
 	pricePoll := fs.Duration("price-poll", time.Minute, "how often the price feed is polled")
 	mcpListen := fs.String("mcp-listen", "", "also serve the MCP tool server for AI assistants on this address, at "+mcpserver.Path+" (it is always at "+mcpserver.Path+" on --listen)")
+	metricsListen := fs.String("metrics-listen", "", "serve the Prometheus metrics at "+metrics.Path+" on this address only (without it they are at "+metrics.Path+" on --listen)")
 	mcpOrigins := fs.String("mcp-allowed-origins", "", "browser origins (comma-separated, such as https://app.example.com) the tool server admits besides the service's own")
 	idemRetention := fs.Duration("idempotency-retention", payout.MinIdempotencyRetention, "how long a paid send's idempotency key is kept (D35; at least 168h)")
 	requestTimeout := fs.Duration("request-timeout", httpserver.DefaultRequestTimeout, "every request's deadline: database waits and payouts end before it, and the answer comes by it (D6; at least 3s)")
@@ -168,6 +170,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	hopts := app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop, MCPAllowedOrigins: origins, RequestTimeout: *requestTimeout,
 		NoAccessLog: !*accessLog}
+	hopts.MetricsElsewhere = *metricsListen != ""
 	handler := svc.Handler(hopts)
 
 	ln, err := net.Listen("tcp", *listen)
@@ -194,6 +197,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
+	var metricsLn net.Listener
+	if *metricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", *metricsListen); err != nil {
+			ln.Close()
+			if mcpLn != nil {
+				mcpLn.Close()
+			}
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+	}
 	newServer := func(h http.Handler) *http.Server {
 		return &http.Server{
 			Handler:           h,
@@ -211,6 +224,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if mcpLn != nil {
 		servers, listeners = append(servers, newServer(svc.MCPHandler(hopts))), append(listeners, mcpLn)
 		log.Info("tool server serving", "addr", mcpLn.Addr().String(), "path", mcpserver.Path)
+	}
+	if metricsLn != nil {
+		servers, listeners = append(servers, newServer(svc.MetricsHandler())), append(listeners, metricsLn)
+		log.Info("metrics serving", "addr", metricsLn.Addr().String(), "path", metrics.Path)
 	}
 	served := make(chan error, len(servers))
 	for i, srv := range servers {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,7 @@ type Handler struct {
 	log      *slog.Logger
 	clientIP func(*http.Request) netip.Addr
 	ops      map[string]op
+	replied  func(path string, status int)
 }
 
 // op is one v1 operation, run for an authorized caller.
@@ -42,6 +44,11 @@ type Options struct {
 	// ClientIP tells the caller's address, checked against the faucet's IP
 	// whitelist (server.ClientIP). Required.
 	ClientIP func(*http.Request) netip.Addr
+	// Replied, when set, is told the status in each reply's body and the
+	// method's path (Paths), or "other" for an unknown one: v1 answers
+	// HTTP 200 whatever happened, so only this tells outcomes apart
+	// (metrics).
+	Replied func(path string, status int)
 }
 
 // New returns the v1 handler; mount it at Prefix + "/".
@@ -49,7 +56,7 @@ func New(svc *payout.Service, log *slog.Logger, opts Options) *Handler {
 	if opts.ClientIP == nil {
 		panic("apiv1: Options.ClientIP is required")
 	}
-	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP}
+	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP, replied: opts.Replied}
 	h.ops = map[string]op{
 		"/send":         h.send,
 		"/checkaddress": h.checkAddress,
@@ -59,6 +66,16 @@ func New(svc *payout.Service, log *slog.Logger, opts Options) *Handler {
 		"/currencies":   h.currencies,
 	}
 	return h
+}
+
+// Paths are the paths of v1's methods.
+func (h *Handler) Paths() []string {
+	out := make([]string, 0, len(h.ops))
+	for name := range h.ops {
+		out = append(out, Prefix+name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 type params struct{ url.Values }
@@ -114,6 +131,18 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, result any, err 
 		requestlog.SetV1Status(r.Context(), status)
 	}
 	_ = json.NewEncoder(w).Encode(result) // HTTP 200, always (spec 2.1, D20)
+	if h.replied != nil {
+		status := 200
+		if e, ok := result.(errorReply); ok {
+			status = e.Status
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, Prefix), "/")
+		path := "other"
+		if _, known := h.ops[name]; known {
+			path = Prefix + name
+		}
+		h.replied(path, status)
+	}
 }
 
 // coins writes an amount of smallest units as an exact JSON number of whole coins (D1).

@@ -21,6 +21,7 @@ import (
 	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/mcpserver"
+	"github.com/dripfaucet/drip/internal/metrics"
 	"github.com/dripfaucet/drip/internal/notify"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
@@ -73,6 +74,7 @@ type App struct {
 	Prices  price.Source
 	Rate    ratelimit.Config
 	Log     *slog.Logger
+	Metrics *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
 
 	idempotencyRetention time.Duration
 	limiter              ratelimit.Limiter
@@ -110,8 +112,15 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The services report to this app's registry; the store's
+	// transactions too, when it can say (the last app over a store does).
+	reg := metrics.New()
+	opts.Batch.Observer = reg
+	if o, ok := st.(store.Observable); ok {
+		o.Observe(reg)
+	}
 	a := &App{
-		Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
+		Metrics: reg, Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
 		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter,
 		Keys:   key.NewService(st, opts.Now),
 		Coins:  coin.NewCatalog(st, opts.Now),
@@ -121,10 +130,11 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Audit = audit.NewService(st, opts.Now)
 	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
+	reg.Outbox("notifications", a.Notify.Backlog, opts.Now)
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
 		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices,
-		DefaultCoin: opts.DefaultCoin, Now: opts.Now,
+		DefaultCoin: opts.DefaultCoin, Now: opts.Now, Observer: reg,
 	})
 	a.Ops = operation.New(operation.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Listing: a.Listing, Audit: a.Audit,
 		Rate: a.Rate, Now: opts.Now})
@@ -171,6 +181,9 @@ type HandlerOptions struct {
 	MCPAllowedOrigins []string
 	// RequestTimeout is every request's deadline (server.Handlers).
 	RequestTimeout time.Duration
+	// MetricsElsewhere leaves /metrics out: MetricsHandler serves it on a
+	// listener of its own (drip serve --metrics-listen).
+	MetricsElsewhere bool
 	// NoAccessLog turns the per-request log line off (server.Handlers).
 	NoAccessLog bool
 }
@@ -178,19 +191,19 @@ type HandlerOptions struct {
 // Handler is the HTTP interface of the application.
 func (a *App) Handler(opts HandlerOptions) http.Handler {
 	clientIP := server.ClientIP(opts.TrustedProxies)
-	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: clientIP})
+	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: clientIP, Replied: a.Metrics.V1Replied})
 	v2 := apiv2.New(apiv2.Deps{Ops: a.Ops, Payouts: a.Payouts, Log: a.Log, Now: a.Now, ClientIP: clientIP})
 	dir := web.NewDirectory(a.Listing, a.Log)
-	return server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop,
-		RequestTimeout: opts.RequestTimeout, Ready: a.readiness(), ClientIP: clientIP, NoAccessLog: opts.NoAccessLog}, a.Log)
+	return a.instrument(opts, v1, v2, server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop,
+		RequestTimeout: opts.RequestTimeout, Ready: a.readiness(), ClientIP: clientIP, NoAccessLog: opts.NoAccessLog}, a.Log))
 }
 
 // MCPHandler is the tool server alone, for a listener of its own (drip
 // serve --mcp-listen); Handler serves it too, at mcpserver.Path.
 func (a *App) MCPHandler(opts HandlerOptions) http.Handler {
 	clientIP := server.ClientIP(opts.TrustedProxies)
-	return server.NewMCP(server.Handlers{MCP: a.tools(opts, clientIP), RequestTimeout: opts.RequestTimeout, Ready: a.readiness(),
-		ClientIP: clientIP, NoAccessLog: opts.NoAccessLog}, a.Log)
+	return a.instrumentMCP(server.NewMCP(server.Handlers{MCP: a.tools(opts, clientIP), RequestTimeout: opts.RequestTimeout, Ready: a.readiness(),
+		ClientIP: clientIP, NoAccessLog: opts.NoAccessLog}, a.Log))
 }
 
 // readiness is what /readyz checks (D58): the database, and the shared

@@ -28,6 +28,17 @@ type BatchConfig struct {
 	// many faucets batch per writer, not per faucet. SQLite has one writer
 	// connection, so more writers than one only queue for it there.
 	Writers int
+	// Observer is told of each committed batch (metrics); nil: no one.
+	Observer Observer
+}
+
+// Observer is told of group commit's work, for metrics: each committed
+// transaction's number of payments, and each payment's wait from its
+// hand-over (Pay) to its commit. It is called by the writer, so it must
+// be quick.
+type Observer interface {
+	BatchCommitted(payments int)
+	PaymentCommitted(wait time.Duration)
 }
 
 // DefaultBatch is the batching of a store's engine.
@@ -41,9 +52,10 @@ func DefaultBatch(engine string) BatchConfig {
 
 // request is one payment waiting for its batch.
 type request struct {
-	p        *Payment
-	deadline time.Time    // when its caller needs the outcome (D6)
-	done     chan outcome // buffered: the writer never blocks on a caller
+	p         *Payment
+	deadline  time.Time    // when its caller needs the outcome (D6)
+	submitted time.Time    // for BatchConfig.Observer
+	done      chan outcome // buffered: the writer never blocks on a caller
 }
 
 type outcome struct {
@@ -88,6 +100,9 @@ func (b *batcher) submit(p *Payment, deadline time.Time) outcome {
 		return outcome{err: err}
 	}
 	r := &request{p: p, deadline: deadline, done: make(chan outcome, 1)}
+	if b.cfg.Observer != nil {
+		r.submitted = time.Now()
+	}
 	q <- r
 	return <-r.done
 }
@@ -237,6 +252,13 @@ func (b *batcher) commit(batch []*request) {
 		}
 	}
 	if err == nil {
+		if o := b.cfg.Observer; o != nil {
+			o.BatchCommitted(len(batch))
+			committed := time.Now()
+			for _, r := range batch {
+				o.PaymentCommitted(committed.Sub(r.submitted))
+			}
+		}
 		for i, r := range batch {
 			r.done <- results[i]
 		}

@@ -110,6 +110,13 @@ func NewWorker(c Config) *Worker {
 	}
 }
 
+// Backlog is the outbox as metrics show it: how many notifications wait
+// for delivery (due or backing off, not given up) and when the oldest of
+// them was written.
+func (w *Worker) Backlog(ctx context.Context) (pending int64, oldest time.Time, err error) {
+	return w.store.NotificationBacklog(ctx, w.maxAttempts)
+}
+
 // Run delivers notifications until ctx ends: a batch at once when the last
 // one was full, otherwise every Poll. Errors are logged, not returned.
 func (w *Worker) Run(ctx context.Context) {

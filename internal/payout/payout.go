@@ -41,7 +41,27 @@ type Service struct {
 	now         func() time.Time
 	sending     inflight
 	defaultCoin string
+	obs         Observer
 }
+
+// Observer is told of the pipeline's outcomes, for metrics. Its methods
+// run on the request's path, so they must be quick.
+type Observer interface {
+	// Paid is a committed payout of coin.
+	Paid(coin string)
+	// Refused is a send refused with code, whose payout.failed event is
+	// recorded; coin is "" when the send's currency was not valid.
+	Refused(code, coin string)
+	// RateLimited is a request refused by its key's (or v1 faucet's)
+	// request rate, or by its caller IP's when callerIP (D29).
+	RateLimited(callerIP bool)
+}
+
+type noObserver struct{}
+
+func (noObserver) Paid(string)            {}
+func (noObserver) Refused(string, string) {}
+func (noObserver) RateLimited(bool)       {}
 
 // Deps are the services the pipeline is built from.
 type Deps struct {
@@ -60,10 +80,17 @@ type Deps struct {
 	// read that names none. BTC when empty.
 	DefaultCoin string
 	Now         func() time.Time
+	// Observer is told of payouts, refusals and rate limits (metrics);
+	// nil: no one.
+	Observer Observer
 }
 
 func NewService(d Deps) *Service {
-	return &Service{store: d.Store, faucets: d.Faucets, users: d.Users, coins: d.Coins,
+	var obs Observer = noObserver{}
+	if d.Observer != nil {
+		obs = d.Observer
+	}
+	return &Service{obs: obs, store: d.Store, faucets: d.Faucets, users: d.Users, coins: d.Coins,
 		ledger: d.Ledger, limiter: d.Limiter, callers: d.Callers, keys: d.Keys, prices: d.Prices, now: d.Now, defaultCoin: cmp.Or(drip.Symbol(d.DefaultCoin), "BTC"),
 		sending: inflight{m: map[string]chan struct{}{}}}
 }
@@ -107,6 +134,7 @@ func (s *Service) limitCaller(ctx context.Context, ip netip.Addr) error {
 		return err
 	}
 	if !d.Allowed {
+		s.obs.RateLimited(true)
 		e := drip.Errorf(drip.CodeRateLimited, "Rate limited: too many requests from your IP address; retry in %d seconds.", int(d.RetryAfter.Seconds())+1)
 		e.RetryAfter = d.RetryAfter
 		return e
@@ -146,6 +174,7 @@ func (s *Service) Authorize(ctx context.Context, f *drip.Faucet, callerIP netip.
 		return nil, err
 	}
 	if !d.Allowed {
+		s.obs.RateLimited(false)
 		e := drip.Errorf(drip.CodeRateLimited, "Rate limited: too many requests; retry in %d seconds.", int(d.RetryAfter.Seconds())+1)
 		e.RetryAfter = d.RetryAfter
 		return nil, e
@@ -190,6 +219,7 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 		Referral:    drip.Clip(req.Referral, 64),
 		Idempotency: idem,
 	}
+	coinLabel := "" // the coin of the metrics, once known valid
 	refuse := func(err error, blacklisted bool) (*SendResult, error) {
 		var refusal *drip.Error
 		if !errors.As(err, &refusal) {
@@ -198,6 +228,7 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 		if rerr := s.ledger.RecordRefusal(ctx, p, refusal, blacklisted); rerr != nil {
 			return nil, rerr
 		}
+		s.obs.Refused(string(refusal.Code), coinLabel)
 		return nil, refusal
 	}
 	// Parsed first so a refusal's event carries the amount, but judged after
@@ -208,6 +239,7 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 	if err != nil {
 		return refuse(err, false)
 	}
+	coinLabel = coin.Symbol
 	if !amountOK {
 		return refuse(drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: must be a positive integer in the smallest unit."), false)
 	}
@@ -233,8 +265,13 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 	}
 	receipt, err := s.ledger.Pay(ctx, p)
 	if err != nil {
-		return nil, err // refusals from inside the ledger have their event already
+		// Refusals from inside the ledger have their event already.
+		if e, ok := err.(*drip.Error); ok && !e.Code.Fault() {
+			s.obs.Refused(string(e.Code), coinLabel)
+		}
+		return nil, err
 	}
+	s.obs.Paid(coinLabel)
 	return &SendResult{
 		PayoutID: receipt.PayoutID, Currency: coin.Symbol, Amount: amount, Balance: receipt.Balance,
 		PayoutUserHash: recipient.PayoutUserHash, RateRemaining: c.RateRemaining,

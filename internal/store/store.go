@@ -124,6 +124,10 @@ type Reader interface {
 	TransactionList(ctx context.Context, p *PageParams) ([]drip.Transaction, int64, error)
 
 	NotificationListByFaucet(ctx context.Context, faucetID int64, limit int) ([]drip.Notification, error)
+	// NotificationBacklog counts the notifications waiting for delivery
+	// (not sent, fewer than maxAttempts attempts) and tells when the
+	// oldest of them was written; zero when none waits.
+	NotificationBacklog(ctx context.Context, maxAttempts int) (pending int64, oldest time.Time, err error)
 
 	// ListingCostList returns the operator's listing cost per coin.
 	ListingCostList(ctx context.Context) (map[string]int64, error)

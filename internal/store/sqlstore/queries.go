@@ -42,7 +42,7 @@ type queries struct {
 	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd              stmt
 	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount   stmt
 	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet        stmt
-	NotificationDue, NotificationLease, NotificationRecord                       stmt
+	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog  stmt
 	ListingCostList, ListingCostSet, ListingCostDelete                           stmt
 	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet          stmt
 	ListingRequestListByStatus, ListingRequestDecide                             stmt

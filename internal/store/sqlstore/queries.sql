@@ -341,6 +341,9 @@ WHERE sent_at IS NULL AND next_attempt_at <= $1 AND attempts < $2
 ORDER BY next_attempt_at, id LIMIT $3
 FOR UPDATE SKIP LOCKED;
 
+-- name: NotificationBacklog
+SELECT COUNT(*), MIN(created_at) FROM notifications WHERE sent_at IS NULL AND attempts < $1;
+
 -- name: NotificationLease
 UPDATE notifications SET next_attempt_at = $2 WHERE id = $1;
 

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -21,7 +22,8 @@ const maxAttempts = 8
 // DB is a store.Store over a Driver.
 type DB struct {
 	querier
-	drv Driver
+	drv      Driver
+	observer atomic.Pointer[store.Observer] // store.Observable; nil: none
 }
 
 var _ store.Store = (*DB)(nil)
@@ -51,20 +53,41 @@ func (db *DB) Statements() []string {
 func (db *DB) Engine() string { return db.drv.Name() }
 func (db *DB) Close() error   { return db.drv.Close() }
 
+// Observe implements store.Observable.
+func (db *DB) Observe(o store.Observer) {
+	if o == nil {
+		db.observer.Store(nil)
+		return
+	}
+	db.observer.Store(&o)
+}
+
 // Transact runs fn in a transaction, as store.Store documents.
 func (db *DB) Transact(ctx context.Context, fn func(store.Tx) error) error {
-	var err error
+	o := db.observer.Load()
+	if o == nil {
+		_, err := db.transact(ctx, fn)
+		return err
+	}
+	start := time.Now()
+	attempts, err := db.transact(ctx, fn)
+	(*o).Transacted(time.Since(start), attempts, err)
+	return err
+}
+
+// transact is Transact; it also returns how many times fn ran.
+func (db *DB) transact(ctx context.Context, fn func(store.Tx) error) (int, error) {
 	for attempt := 1; ; attempt++ {
-		err = db.transactOnce(ctx, fn)
+		err := db.transactOnce(ctx, fn)
 		if err == nil || errors.Is(err, store.ErrCommitUnknown) || !db.drv.Retryable(err) ||
 			attempt == maxAttempts || ctx.Err() != nil {
-			return err
+			return attempt, err
 		}
 		// Back off a little, more on each attempt, so racing writers spread out.
 		select {
 		case <-time.After(time.Duration(attempt*attempt) * time.Millisecond):
 		case <-ctx.Done():
-			return db.drv.Translate(ctx.Err())
+			return attempt, db.drv.Translate(ctx.Err())
 		}
 	}
 }

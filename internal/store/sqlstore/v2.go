@@ -163,6 +163,18 @@ func (q *querier) NotificationListByFaucet(ctx context.Context, faucetID int64, 
 	return q.notifications(ctx, q.q.NotificationListByFaucet, faucetID, limit)
 }
 
+func (q *querier) NotificationBacklog(ctx context.Context, maxAttempts int) (int64, time.Time, error) {
+	var pending int64
+	var oldest *int64
+	if err := q.scanRow(ctx, q.q.NotificationBacklog, []any{maxAttempts}, &pending, &oldest); err != nil {
+		return 0, time.Time{}, err
+	}
+	if oldest == nil {
+		return pending, time.Time{}, nil
+	}
+	return pending, fromMicros(*oldest), nil
+}
+
 func (q *querier) NotificationClaim(ctx context.Context, now time.Time, lease time.Duration, maxAttempts, limit int) ([]drip.Notification, error) {
 	due, err := q.notifications(ctx, q.q.NotificationDue, micros(now), maxAttempts, limit)
 	if err != nil {

@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"TransactionListSignedNewestFirstAndPaged", testTransactionListSignedNewestFirst},
 		{"NotificationInsertAndListNewestFirst", testNotificationInsertAndList},
 		{"NotificationClaimLeasesAndRecordEnds", testNotificationClaimLeaseAndRecord},
+		{"NotificationBacklogCountsWhatAwaitsDelivery", testNotificationBacklog},
 		{"ListingCostSetListAndWithdraw", testListingCosts},
 		{"ListingRequestsOneOpenPerFaucet", testListingRequests},
 		{"AuditInsertAndListNewestFirstPerFaucet", testAuditInsertAndList},

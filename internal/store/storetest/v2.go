@@ -647,6 +647,55 @@ func testNotificationInsertAndList(t *testing.T, st store.Store) {
 	}
 }
 
+// The outbox as metrics read it: notifications neither sent nor given up,
+// and the oldest one's time; sent ones and those out of attempts leave it.
+func testNotificationBacklog(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	backlog := func(maxAttempts int) (int64, time.Time) {
+		t.Helper()
+		n, oldest, err := st.NotificationBacklog(ctx, maxAttempts)
+		if err != nil {
+			t.Fatalf("NotificationBacklog: %v", err)
+		}
+		return n, oldest
+	}
+	if n, oldest := backlog(8); n != 0 || !oldest.IsZero() {
+		t.Fatalf("empty outbox: %d, %v; want 0 and the zero time", n, oldest)
+	}
+	owner := newUser(t, st, "owner")
+	f := newFaucet(t, st, owner, "key")
+	var ns []drip.Notification
+	for i, at := range []time.Time{t0.Add(time.Minute), t0, t0.Add(2 * time.Minute)} {
+		n := drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "BTC", Threshold: 500, Balance: int64(i), CreatedAt: at}
+		transact(t, st, func(ctx context.Context, tx store.Tx) error {
+			var err error
+			n.ID, err = tx.NotificationInsert(ctx, &n)
+			return err
+		})
+		ns = append(ns, n)
+	}
+	if n, oldest := backlog(8); n != 3 || !oldest.Equal(t0) {
+		t.Errorf("three waiting: %d, %v; want 3, %v", n, oldest, t0)
+	}
+	// The oldest is sent; the next one failed twice, which is its last
+	// attempt when two are allowed.
+	sent := t0.Add(time.Hour)
+	ns[1].SentAt, ns[1].Attempts = &sent, 1
+	ns[0].Attempts, ns[0].LastError = 2, "refused"
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.NotificationRecord(ctx, &ns[1], sent); err != nil {
+			return err
+		}
+		return tx.NotificationRecord(ctx, &ns[0], sent)
+	})
+	if n, oldest := backlog(8); n != 2 || !oldest.Equal(t0.Add(time.Minute)) {
+		t.Errorf("one sent: %d, %v; want 2, %v", n, oldest, t0.Add(time.Minute))
+	}
+	if n, oldest := backlog(2); n != 1 || !oldest.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("one out of attempts: %d, %v; want 1, %v", n, oldest, t0.Add(2*time.Minute))
+	}
+}
+
 // The delivery worker's outbox (D43): claims lease, records end them.
 func testNotificationClaimLeaseAndRecord(t *testing.T, st store.Store) {
 	ctx := context.Background()
