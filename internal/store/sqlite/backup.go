@@ -65,7 +65,7 @@ func Restore(ctx context.Context, from, path string) error {
 		return err
 	}
 	tmp := path + ".restoring"
-	os.Remove(tmp) // left by a restore that was stopped
+	os.Remove(tmp)                                 // left by a restore that was stopped
 	if err := Backup(ctx, from, tmp); err != nil { // a consistent, compact copy of the backup
 		return err
 	}
