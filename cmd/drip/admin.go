@@ -60,18 +60,33 @@ var adminCmds = map[string]adminCmd{
 	"listing reject":          {"reject a pending listing request and refund its fee to the faucet", listingReject},
 }
 
-func adminUsage() string {
+// adminUsage lists the admin commands of a group ("faucet"), or all.
+func adminUsage(group string) string {
+	prefix := strings.TrimSpace("admin " + group)
 	names := make([]string, 0, len(adminCmds))
 	for name := range adminCmds {
-		names = append(names, name)
+		if group == "" || strings.HasPrefix(name, group+" ") {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("Usage: drip admin <command> [flags] [--json]\n\nCommands:\n")
+	fmt.Fprintf(&b, "Usage: drip %s <command> [flags] [--json]\n\nCommands:\n", prefix)
 	for _, name := range names {
-		fmt.Fprintf(&b, "  %-24s %s\n", name, adminCmds[name].summary)
+		fmt.Fprintf(&b, "  %-24s %s\n", strings.TrimPrefix(name, group+" "), adminCmds[name].summary)
 	}
+	fmt.Fprintf(&b, "\nRun \"drip %s <command> --help\" for a command's flags.\n", prefix)
 	return b.String()
+}
+
+// adminGroup tells whether name is a group of admin commands ("faucet").
+func adminGroup(name string) bool {
+	for c := range adminCmds {
+		if strings.HasPrefix(c, name+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -88,7 +103,18 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd, ok := adminCmds[name]
 	if !ok {
-		fmt.Fprint(stderr, adminUsage())
+		if (name == "" || adminGroup(name)) && len(rest) > 0 && isHelp(rest[0]) { // drip admin faucet --help
+			fmt.Fprint(stdout, adminUsage(name))
+			return errHelp
+		}
+		group := ""
+		if adminGroup(name) {
+			group = name
+		}
+		fmt.Fprint(stderr, adminUsage(group))
+		if group != "" {
+			return usagef("drip admin %s: name one of its commands", group)
+		}
 		return usagef("unknown admin command %q", name)
 	}
 	fs := flag.NewFlagSet("drip admin "+name, flag.ContinueOnError)
@@ -96,7 +122,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	d.register(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	runCmd := cmd.flags(fs)
-	if err := parseFlags(fs, rest, stderr); err != nil {
+	if err := parseFlags(ctx, fs, rest, stdout, withConfig); err != nil {
 		return err
 	}
 	var svc *app.App

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -21,7 +20,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "SQLite directory to bench in (default: a new temporary one, removed afterwards)")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", "", "postgres://... benches PostgreSQL, in a new schema drip_bench_<random> dropped afterwards")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temporary directory or schema")
-	scenarios := fs.String("scenarios", "", "comma-separated scenarios (default: all, listed above)")
+	scenarios := fs.String("scenarios", "", "comma-separated scenarios (default: all, listed in drip bench --help)")
 	concurrency := fs.String("concurrency", "", "closed-loop concurrencies (default 1,16,64; --short 1,8)")
 	rates := fs.String("rates", "", "open-loop rates in percent of the closed-loop peak (default 50,80; --short 50; \"none\" for none)")
 	fs.DurationVar(&cfg.Warmup, "warmup", 0, "warm-up before each run (default 2s; --short 50ms)")
@@ -36,12 +35,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	serverProfile := fs.String("server-cpu-profile", "", "passed to drip serve as --cpu-profile: the server's CPU profile over the whole bench")
 	fs.BoolVar(&cfg.Short, "short", false, "CI mode: small figures, a few seconds in all; the gates are what counts")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: drip bench [flags]\n\nRuns a real drip serve (this binary) and measures v1 and v2 sends against the no-op\nceiling of the same server. Exits 1 if a correctness gate fails.\n\nScenarios:\n%s\n\nFlags:\n",
-			indent(bench.ScenarioHelp))
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(ctx, fs, args, stdout, noConfig); err != nil {
 		return err
 	}
 	if cfg.DatabaseURL != "" && !strings.HasPrefix(cfg.DatabaseURL, "postgres://") && !strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,72 +33,6 @@ type dbFlags struct {
 func (d *dbFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.dataDir, "data-dir", "./drip-data", "directory of the embedded SQLite database")
 	fs.StringVar(&d.databaseURL, "database-url", "", "postgres://... selects PostgreSQL; empty means SQLite in --data-dir")
-}
-
-// parseFlags parses args after applying DRIP_* environment variables as
-// defaults, so the command line wins over the environment. Flags of
-// drip's own tools (benchFlag) are left out of the help and of the
-// environment (printFlags is the help without them): only a command line
-// that names them sets them.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	fs.SetOutput(stderr)
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, ok := f.Value.(benchFlag); ok {
-			return
-		}
-		name := "DRIP_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok && envErr == nil {
-			if err := fs.Set(f.Name, v); err != nil {
-				envErr = usagef("%s: %v", name, err)
-			}
-		}
-	})
-	if envErr != nil {
-		return envErr
-	}
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
-}
-
-// benchFlag is a bool flag that drip bench gives the drip serve it starts
-// (--bench-noop), not an operator's: parseFlags hides it.
-type benchFlag struct{ v *bool }
-
-func (b benchFlag) String() string {
-	if b.v == nil {
-		return "false"
-	}
-	return strconv.FormatBool(*b.v)
-}
-
-func (b benchFlag) Set(s string) error {
-	v, err := strconv.ParseBool(s)
-	if err == nil {
-		*b.v = v
-	}
-	return err
-}
-
-func (benchFlag) IsBoolFlag() bool { return true }
-
-// printFlags is fs's default help without the flags of drip's own tools.
-func printFlags(fs *flag.FlagSet) {
-	fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
-	shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-	shown.SetOutput(fs.Output())
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, ok := f.Value.(benchFlag); !ok {
-			shown.Var(f.Value, f.Name, f.Usage)
-			shown.Lookup(f.Name).DefValue = f.DefValue
-		}
-	})
-	shown.PrintDefaults()
 }
 
 // openStore opens the database the flags name and applies its migrations.
@@ -170,11 +103,11 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return slog.New(errlog.Summarize(h, errorLogInterval)), nil
 }
 
-func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func migrate(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("drip migrate", flag.ContinueOnError)
 	var d dbFlags
 	d.register(fs)
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(ctx, fs, args, stdout, withConfig); err != nil {
 		return err
 	}
 	st, err := openStore(ctx, d) // opening applies pending migrations

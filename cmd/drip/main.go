@@ -1,5 +1,8 @@
 // Command drip is the faucet payout service: drip serve runs it, drip
-// migrate prepares its database, drip admin operates it.
+// migrate prepares its database, drip admin operates it. The command line
+// is dispatched here and in admin.go; commands.go describes it for the
+// help and the shell completion, flags.go reads flags from the command
+// line, the environment and the --config file.
 package main
 
 import (
@@ -9,22 +12,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/dripfaucet/drip/internal/drip"
 )
-
-const usage = `drip: a self-hostable faucet payout service
-
-Usage:
-  drip serve   [flags]            run the HTTP service (--demo for a ready-to-try setup)
-  drip migrate [flags]            apply database migrations
-  drip admin   <command> [flags]  operate users, faucets, deposits, coins; reconcile the ledger
-  drip bench   [flags]            measure payout throughput and latency of a real drip serve (--short for CI)
-
-Every flag has an environment equivalent: --database-url is DRIP_DATABASE_URL.
-Run "drip <command> -h" for a command's flags.
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -36,7 +28,7 @@ func main() {
 // 0 success, 1 failure, 2 usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return 2
 	}
 	var err error
@@ -44,21 +36,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		err = serve(ctx, args[1:], stdout, stderr)
 	case "migrate":
-		err = migrate(ctx, args[1:], stdout, stderr)
+		err = migrate(ctx, args[1:], stdout)
 	case "admin":
 		err = admin(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = benchmark(ctx, args[1:], stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
+	case "version", "--version", "-version":
+		err = printVersion(ctx, args[1:], stdout)
+	case "completion":
+		err = completion(ctx, args[1:], stdout)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" { // drip help admin key mint
+			return run(ctx, append(slices.Clone(args[1:]), "--help"), stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage())
 		return 0
 	default:
-		fmt.Fprintf(stderr, "drip: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "drip: unknown command %q\n\n%s", args[0], usage())
 		return 2
 	}
 	var ue usageError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "drip: %s\n", ue.msg)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -40,6 +41,10 @@ func TestMain(m *testing.M) {
 		panic("go build: " + err.Error() + "\n" + string(out))
 	}
 	code := m.Run()
+	if err := checkSuiteLogs(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -72,6 +77,7 @@ func startDemo(t *testing.T, flags ...string) *server {
 	}
 	s := &server{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = s.stderr
+	noteLog(s.stderr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +116,7 @@ func startDemo(t *testing.T, flags ...string) *server {
 	if s.key == "" {
 		t.Fatal("drip serve --demo printed no key")
 	}
+	noteSecret("a demo v1 key", s.key)
 	return s
 }
 
@@ -197,6 +204,11 @@ func runAdmin(t *testing.T, dbArgs []string, args ...string) map[string]any {
 	var v map[string]any
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("drip admin %v: output is not a JSON object: %v\n%s", args, err, out)
+	}
+	for _, k := range []string{"key", "api_key", "pending_api_key"} { // what admin prints once
+		if secret, ok := v[k].(string); ok {
+			noteSecret("drip admin "+strings.Join(args[:min(2, len(args))], " ")+" "+k, secret)
+		}
 	}
 	return v
 }

@@ -51,8 +51,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Only drip bench starts a server with the no-op ceiling endpoint:
 	// the flag is hidden from the help and from DRIP_ variables.
 	benchNoop := new(bool)
-	fs.Var(benchFlag{benchNoop}, "bench-noop", "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
-	fs.Usage = func() { printFlags(fs) }
+	fs.Var(hiddenFlag{benchNoop}, "bench-noop", "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
 	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for drip bench)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	redisURL := fs.String("redis-url", "", "share request-rate limits (D40) between nodes through this Redis (redis://host:port/db)")
@@ -68,7 +67,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	idemRetention := fs.Duration("idempotency-retention", payout.MinIdempotencyRetention, "how long a paid send's idempotency key is kept (D35; at least 168h)")
 	requestTimeout := fs.Duration("request-timeout", httpserver.DefaultRequestTimeout, "every request's deadline: database waits and payouts end before it, and the answer comes by it (D6; at least 3s)")
 	dbConnectTimeout := fs.Duration("db-connect-timeout", 2*time.Second, "how long connecting to PostgreSQL may take")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(ctx, fs, args, stdout, withConfig); err != nil {
 		return err
 	}
 	if *ratePerMinute <= 0 || *rateBurst < 1 {
