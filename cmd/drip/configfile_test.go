@@ -133,3 +133,26 @@ func TestConfigFileErrors(t *testing.T) {
 		t.Errorf("a bad environment value: exit %d %q, want 2 naming DRIP_RATE_BURST", code, stderr)
 	}
 }
+
+// TestReadmeConfigExample: the README's example config file is one drip
+// serve takes: every key a flag, every value of its type (serve is
+// stopped before serving by a --request-timeout too short, checked after
+// the file).
+func TestReadmeConfigExample(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```toml\n# /etc/drip/drip.toml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 || !strings.Contains(block, "listen") {
+		t.Fatal("the README has no example drip.toml")
+	}
+	dir := t.TempDir()
+	path := writeFile(t, dir, "drip.toml", block)
+	code, _, stderr := runDrip(t, dir, nil, "serve", "--config", path, "--request-timeout", "1s")
+	if code != 2 || !strings.Contains(stderr, "--request-timeout must be at least") {
+		t.Errorf("serve --config with the README's file: exit %d %q; want it past the file, stopped by --request-timeout", code, stderr)
+	}
+}
