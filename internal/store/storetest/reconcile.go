@@ -1,0 +1,93 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/store"
+)
+
+// The suite's part for the reconcile queries (D3).
+
+func testReconcileClean(t *testing.T, st store.Store) {
+	if report := reconcile(t, st); report != "" {
+		t.Errorf("fresh store: %s; want clean", report)
+	}
+	owner := newUser(t, st, "owner")
+	alice := newUser(t, st, "alice")
+	f := newFaucet(t, st, owner, "key")
+	deposit(t, st, f.AccountID, "BTC", 1000)
+	deposit(t, st, f.AccountID, "DOGE", 50)
+	pay(t, st, f, alice, "BTC", 300, "", t0)
+	pay(t, st, f, alice, "DOGE", 50, "", t0) // a balance back at zero is still consistent
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		_, err := move(ctx, tx, "BTC", f.AccountID, drip.AccountListing, 100, "listing", t0)
+		return err
+	})
+	if report := reconcile(t, st); report != "" {
+		t.Errorf("ledger of correct transfers: %s; want clean", report)
+	}
+}
+
+func testReconcileBroken(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	owner := newUser(t, st, "owner")
+	alice := newUser(t, st, "alice")
+	f := newFaucet(t, st, owner, "key")
+	deposit(t, st, f.AccountID, "BTC", 1000)
+	good := pay(t, st, f, alice, "BTC", 100, "", t0)
+
+	// 1. Money from nowhere: a credit without a transfer.
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.BalanceCredit(ctx, alice.AccountID, "BTC", 50)
+		return err
+	})
+	// 2. A journal entry whose balances never moved.
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.TransferInsert(ctx, &store.Transfer{Coin: "DOGE", From: f.AccountID, To: alice.AccountID, Amount: 70, Kind: "payout", CreatedAt: t0})
+		return err
+	})
+	// 3. A payout whose transfer says another amount.
+	var bad int64
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		transfer, err := move(ctx, tx, "BTC", f.AccountID, alice.AccountID, 200, "payout", t0)
+		if err != nil {
+			return err
+		}
+		bad, err = tx.PayoutInsert(ctx, &drip.Payout{FaucetID: f.ID, RecipientID: alice.ID, To: "alice", Coin: "BTC", Amount: 300, CreatedAt: t0}, transfer)
+		return err
+	})
+
+	sums, err := st.ReconcileCoinSums(ctx)
+	if err != nil {
+		t.Fatalf("ReconcileCoinSums: %v", err)
+	}
+	if diff := cmp.Diff([]store.CoinSum{{Coin: "BTC", Sum: 50}}, sums); diff != "" {
+		t.Errorf("ReconcileCoinSums (-want +got):\n%s", diff)
+	}
+	accounts, err := st.ReconcileAccounts(ctx)
+	if err != nil {
+		t.Fatalf("ReconcileAccounts: %v", err)
+	}
+	wantAccounts := []store.AccountMismatch{
+		{AccountID: alice.AccountID, Coin: "BTC", Balance: 350, Journal: 300},
+		{AccountID: alice.AccountID, Coin: "DOGE", Balance: 0, Journal: 70},
+		{AccountID: f.AccountID, Coin: "DOGE", Balance: 0, Journal: -70},
+	}
+	if alice.AccountID > f.AccountID {
+		wantAccounts = append(wantAccounts[2:], wantAccounts[:2]...)
+	}
+	if diff := cmp.Diff(wantAccounts, accounts); diff != "" {
+		t.Errorf("ReconcileAccounts (-want +got):\n%s", diff)
+	}
+	payouts, err := st.ReconcilePayouts(ctx)
+	if err != nil {
+		t.Fatalf("ReconcilePayouts: %v", err)
+	}
+	if diff := cmp.Diff([]int64{bad}, payouts); diff != "" {
+		t.Errorf("ReconcilePayouts (-want +got):\n%s (payout %d is correct)", diff, good.ID)
+	}
+}
