@@ -21,15 +21,8 @@ func testAuditInsertAndList(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	owner := newUser(t, st, "owner")
 	f, other := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2")
-	var k1, k2 int64
-	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		if k1, err = tx.KeyCreate(ctx, &drip.Key{FaucetID: f.ID, Prefix: "drip_aaaaaaaa", Scopes: []drip.Scope{drip.ScopeManage}, CreatedAt: t0}, "hash1"); err != nil {
-			return err
-		}
-		k2, err = tx.KeyCreate(ctx, &drip.Key{FaucetID: other.ID, Prefix: "drip_bbbbbbbb", Scopes: []drip.Scope{drip.ScopeManage}, CreatedAt: t0}, "hash2")
-		return err
-	})
+	k1 := newKey(t, st, &drip.Key{FaucetID: f.ID, Prefix: "drip_aaaaaaaa", Scopes: []drip.Scope{drip.ScopeManage}, CreatedAt: t0}, "hash1")
+	k2 := newKey(t, st, &drip.Key{FaucetID: other.ID, Prefix: "drip_bbbbbbbb", Scopes: []drip.Scope{drip.ScopeManage}, CreatedAt: t0}, "hash2")
 	if got, err := st.AuditList(ctx, f.ID, 10); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("AuditList with no entries = %#v, %v; want an empty list", got, err)
 	}

@@ -121,29 +121,58 @@ func transfer(t testing.TB, st store.Store, coin string, from, to, amount int64,
 	return id
 }
 
-// deposit funds account with amount of coin from system:deposits.
-func deposit(t testing.TB, st store.Store, account int64, coin string, amount int64) {
+// deposit funds account with amount of coin from system:deposits at t0
+// and returns the deposit's transfer id.
+func deposit(t testing.TB, st store.Store, account int64, coin string, amount int64) int64 {
 	t.Helper()
-	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		_, err := move(ctx, tx, coin, drip.AccountDeposits, account, amount, "deposit", t0)
-		return err
-	})
+	return transfer(t, st, coin, drip.AccountDeposits, account, amount, "deposit", t0)
 }
 
 // pay records a correct payout (transfer, balances, payout row) and returns it with its id.
 func pay(t testing.TB, st store.Store, f *drip.Faucet, r *drip.User, coin string, amount int64, ip string, at time.Time) drip.Payout {
 	t.Helper()
+	p, _ := payTransfer(t, st, f, r, coin, amount, ip, at)
+	return p
+}
+
+// payTransfer is pay that also returns the id of the payout's transfer.
+func payTransfer(t testing.TB, st store.Store, f *drip.Faucet, r *drip.User, coin string, amount int64, ip string, at time.Time) (drip.Payout, int64) {
+	t.Helper()
 	p := drip.Payout{FaucetID: f.ID, RecipientID: r.ID, To: r.Username, Coin: coin, Amount: amount,
 		IPAddress: ip, Referral: "ref", CreatedAt: at}
+	var tr int64
 	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		transfer, err := move(ctx, tx, coin, f.AccountID, r.AccountID, amount, "payout", at)
-		if err != nil {
+		var err error
+		if tr, err = move(ctx, tx, coin, f.AccountID, r.AccountID, amount, "payout", at); err != nil {
 			return err
 		}
-		p.ID, err = tx.PayoutInsert(ctx, &p, transfer)
+		p.ID, err = tx.PayoutInsert(ctx, &p, tr)
 		return err
 	})
-	return p
+	return p, tr
+}
+
+// newKey stores the v2 key k under hash and returns its id.
+func newKey(t testing.TB, st store.Store, k *drip.Key, hash string) int64 {
+	t.Helper()
+	var id int64
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		id, err = tx.KeyCreate(ctx, k, hash)
+		return err
+	})
+	return id
+}
+
+// newNotification stores n in the outbox and returns it with its id.
+func newNotification(t testing.TB, st store.Store, n drip.Notification) drip.Notification {
+	t.Helper()
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		n.ID, err = tx.NotificationInsert(ctx, &n)
+		return err
+	})
+	return n
 }
 
 func balance(t testing.TB, st store.Store, account int64, coin string) int64 {

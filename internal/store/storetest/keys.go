@@ -24,11 +24,7 @@ func testKeys(t *testing.T, st store.Store) {
 	want := &drip.Key{FaucetID: f.ID, Prefix: "drip_abcdefgh", Scopes: []drip.Scope{drip.ScopeRead, drip.ScopeSend},
 		ExpiresAt: &exp, IPWhitelist: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")},
 		DailyUSDCapMicros: 25_000_000, CreatedAt: t0}
-	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		want.ID, err = tx.KeyCreate(ctx, want, "hash1")
-		return err
-	})
+	want.ID = newKey(t, st, want, "hash1")
 	got, err := st.KeyGetByHash(ctx, "hash1")
 	if err != nil {
 		t.Fatalf("KeyGetByHash: %v", err)
@@ -44,11 +40,7 @@ func testKeys(t *testing.T, st store.Store) {
 		t.Errorf("a taken prefix: %v, want ErrConflict", err)
 	}
 	never := &drip.Key{FaucetID: f.ID, Prefix: "drip_zzzzzzzz", Scopes: []drip.Scope{drip.ScopeAdmin}, CreatedAt: t0}
-	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		never.ID, err = tx.KeyCreate(ctx, never, "hash3")
-		return err
-	})
+	never.ID = newKey(t, st, never, "hash3")
 	list, err := st.KeyListByFaucet(ctx, f.ID)
 	if err != nil || len(list) != 2 || list[0].ID != want.ID || list[1].ExpiresAt != nil || list[1].IPWhitelist != nil {
 		t.Errorf("KeyListByFaucet = %+v, %v", list, err)
@@ -66,18 +58,10 @@ func testKeySpendAddUpToTheCap(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	owner := newUser(t, st, "owner")
 	f := newFaucet(t, st, owner, "v1key")
-	var k1, k2 int64
-	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		k1, err = tx.KeyCreate(ctx, &drip.Key{FaucetID: f.ID, Prefix: "drip_aaaaaaaa", Scopes: []drip.Scope{drip.ScopeSend},
-			DailyUSDCapMicros: 1_000_000, CreatedAt: t0}, "hash1")
-		if err != nil {
-			return err
-		}
-		k2, err = tx.KeyCreate(ctx, &drip.Key{FaucetID: f.ID, Prefix: "drip_bbbbbbbb", Scopes: []drip.Scope{drip.ScopeSend},
-			DailyUSDCapMicros: 1_000_000, CreatedAt: t0}, "hash2")
-		return err
-	})
+	k1 := newKey(t, st, &drip.Key{FaucetID: f.ID, Prefix: "drip_aaaaaaaa", Scopes: []drip.Scope{drip.ScopeSend},
+		DailyUSDCapMicros: 1_000_000, CreatedAt: t0}, "hash1")
+	k2 := newKey(t, st, &drip.Key{FaucetID: f.ID, Prefix: "drip_bbbbbbbb", Scopes: []drip.Scope{drip.ScopeSend},
+		DailyUSDCapMicros: 1_000_000, CreatedAt: t0}, "hash2")
 	day := t0.Unix() / 86400
 	const limit = 1_000_000
 	spent := func(key, day int64) int64 {

@@ -321,22 +321,14 @@ func testTransactionListSignedNewestFirst(t *testing.T, st store.Store) {
 	alice, bob := newUser(t, st, "alice"), newUser(t, st, "bob")
 	f := newFaucet(t, st, owner, "key")
 
-	// payout pays like pay, and also returns the payout's transfer.
+	// payout pays f's payout to r and returns its transfer and its id.
 	payout := func(r *drip.User, coin string, amount int64, at time.Time) (tr, id int64) {
 		t.Helper()
-		transact(t, st, func(ctx context.Context, tx store.Tx) error {
-			var err error
-			if tr, err = move(ctx, tx, coin, f.AccountID, r.AccountID, amount, "payout", at); err != nil {
-				return err
-			}
-			id, err = tx.PayoutInsert(ctx, &drip.Payout{FaucetID: f.ID, RecipientID: r.ID, To: r.Username,
-				Coin: coin, Amount: amount, CreatedAt: at}, tr)
-			return err
-		})
-		return tr, id
+		p, tr := payTransfer(t, st, f, r, coin, amount, "", at)
+		return tr, p.ID
 	}
-	dep1 := transfer(t, st, "BTC", drip.AccountDeposits, f.AccountID, 1000, "deposit", t0)
-	transfer(t, st, "DOGE", drip.AccountDeposits, f.AccountID, 500, "deposit", t0)
+	dep1 := deposit(t, st, f.AccountID, "BTC", 1000)
+	deposit(t, st, f.AccountID, "DOGE", 500)
 	tr1, p1 := payout(alice, "BTC", 100, t0.Add(time.Minute))
 	trDoge, pDoge := payout(bob, "DOGE", 40, t0.Add(90*time.Second))
 	tr2, p2 := payout(bob, "BTC", 200, t0.Add(2*time.Minute))

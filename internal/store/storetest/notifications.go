@@ -23,18 +23,9 @@ func testNotificationInsertAndList(t *testing.T, st store.Store) {
 	g := newFaucet(t, st, owner, "key2")
 	deposit(t, st, f.AccountID, "BTC", 1000)
 
-	insert := func(n drip.Notification) drip.Notification {
-		t.Helper()
-		transact(t, st, func(ctx context.Context, tx store.Tx) error {
-			var err error
-			n.ID, err = tx.NotificationInsert(ctx, &n)
-			return err
-		})
-		return n
-	}
-	n1 := insert(drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "BTC", Threshold: 500, Balance: 499, CreatedAt: t0})
-	ng := insert(drip.Notification{FaucetID: g.ID, Kind: "low_balance", Coin: "DOGE", Threshold: 10, Balance: 0, CreatedAt: t0})
-	n2 := insert(drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "DOGE", Threshold: 7, Balance: 3, CreatedAt: t0.Add(time.Minute)})
+	n1 := newNotification(t, st, drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "BTC", Threshold: 500, Balance: 499, CreatedAt: t0})
+	ng := newNotification(t, st, drip.Notification{FaucetID: g.ID, Kind: "low_balance", Coin: "DOGE", Threshold: 10, Balance: 0, CreatedAt: t0})
+	n2 := newNotification(t, st, drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "DOGE", Threshold: 7, Balance: 3, CreatedAt: t0.Add(time.Minute)})
 
 	// A batch's notifications are written with its payouts, at its time.
 	at := t0.Add(time.Hour)
@@ -93,13 +84,8 @@ func testNotificationBacklog(t *testing.T, st store.Store) {
 	f := newFaucet(t, st, owner, "key")
 	var ns []drip.Notification
 	for i, at := range []time.Time{t0.Add(time.Minute), t0, t0.Add(2 * time.Minute)} {
-		n := drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "BTC", Threshold: 500, Balance: int64(i), CreatedAt: at}
-		transact(t, st, func(ctx context.Context, tx store.Tx) error {
-			var err error
-			n.ID, err = tx.NotificationInsert(ctx, &n)
-			return err
-		})
-		ns = append(ns, n)
+		ns = append(ns, newNotification(t, st, drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "BTC", Threshold: 500,
+			Balance: int64(i), CreatedAt: at}))
 	}
 	if n, oldest := backlog(8); n != 3 || !oldest.Equal(t0) {
 		t.Errorf("three waiting: %d, %v; want 3, %v", n, oldest, t0)
@@ -129,18 +115,9 @@ func testNotificationClaimLeaseAndRecord(t *testing.T, st store.Store) {
 	owner := newUser(t, st, "owner")
 	f := newFaucet(t, st, owner, "key")
 	g := newFaucet(t, st, owner, "key2")
-	insert := func(n drip.Notification) drip.Notification {
-		t.Helper()
-		transact(t, st, func(ctx context.Context, tx store.Tx) error {
-			var err error
-			n.ID, err = tx.NotificationInsert(ctx, &n)
-			return err
-		})
-		return n
-	}
-	n1 := insert(drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "BTC", Threshold: 500, Balance: 499, CreatedAt: t0})
-	n2 := insert(drip.Notification{FaucetID: g.ID, Kind: "low_balance", Coin: "BTC", Threshold: 5, Balance: 4, CreatedAt: t0.Add(time.Minute)})
-	n3 := insert(drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "DOGE", Threshold: 9, Balance: 1, CreatedAt: t0.Add(10 * time.Minute)})
+	n1 := newNotification(t, st, drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "BTC", Threshold: 500, Balance: 499, CreatedAt: t0})
+	n2 := newNotification(t, st, drip.Notification{FaucetID: g.ID, Kind: "low_balance", Coin: "BTC", Threshold: 5, Balance: 4, CreatedAt: t0.Add(time.Minute)})
+	n3 := newNotification(t, st, drip.Notification{FaucetID: f.ID, Kind: "low_balance", Coin: "DOGE", Threshold: 9, Balance: 1, CreatedAt: t0.Add(10 * time.Minute)})
 
 	const lease = time.Minute
 	claim := func(now time.Time, maxAttempts, limit int) []drip.Notification {

@@ -23,10 +23,7 @@ func testReconcileClean(t *testing.T, st store.Store) {
 	deposit(t, st, f.AccountID, "DOGE", 50)
 	pay(t, st, f, alice, "BTC", 300, "", t0)
 	pay(t, st, f, alice, "DOGE", 50, "", t0) // a balance back at zero is still consistent
-	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		_, err := move(ctx, tx, "BTC", f.AccountID, drip.AccountListing, 100, "listing", t0)
-		return err
-	})
+	transfer(t, st, "BTC", f.AccountID, drip.AccountListing, 100, "listing", t0)
 	if report := reconcile(t, st); report != "" {
 		t.Errorf("ledger of correct transfers: %s; want clean", report)
 	}
