@@ -258,6 +258,7 @@ func (s *Service) SetLimits(ctx context.Context, id int64, limits []drip.Limit) 
 	if err != nil {
 		return nil, nil, err
 	}
+	limits = slices.Clone(limits) // the caller's slice stays as given
 	for i := range limits {
 		limits[i].Coin = drip.Symbol(limits[i].Coin)
 	}
