@@ -1,2 +1,2 @@
--- PostgreSQL uses the shared queries as they are; FaucetLock's FOR UPDATE
+-- PostgreSQL uses the shared queries as they are; FaucetLock's FOR NO KEY UPDATE
 -- and MigrationLock's advisory lock are written for it.

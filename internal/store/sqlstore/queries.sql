@@ -92,7 +92,11 @@ SELECT {{FaucetColumns}} FROM faucets
 WHERE id IN (SELECT faucet_id FROM listing_requests WHERE status = 'approved') ORDER BY id;
 
 -- name: FaucetLock
-SELECT id FROM faucets WHERE id = $1 FOR UPDATE;
+-- FOR NO KEY UPDATE: it excludes another lock of the faucet and any update
+-- of its row (settings, limits), but not the FOR KEY SHARE that inserting a
+-- payout of the faucet takes for its foreign key, so a node paying the
+-- faucet without this lock never deadlocks with one holding it.
+SELECT id FROM faucets WHERE id = $1 FOR NO KEY UPDATE;
 
 -- name: BalanceGet
 SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
