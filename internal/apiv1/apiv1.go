@@ -33,7 +33,7 @@ type Handler struct {
 	log      *slog.Logger
 	clientIP func(*http.Request) netip.Addr
 	ops      map[string]op
-	replied  func(path string, status int)
+	onReply  func(path string, status int)
 }
 
 // op is one v1 operation, run for an authorized caller.
@@ -56,7 +56,7 @@ func New(svc *payout.Service, log *slog.Logger, opts Options) *Handler {
 	if opts.ClientIP == nil {
 		panic("apiv1: Options.ClientIP is required")
 	}
-	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP, replied: opts.Replied}
+	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP, onReply: opts.Replied}
 	h.ops = map[string]op{
 		"/send":         h.send,
 		"/checkaddress": h.checkAddress,
@@ -116,32 +116,35 @@ type errorReply struct {
 func (h *Handler) reply(w http.ResponseWriter, r *http.Request, result any, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	status := 200
 	if err != nil {
 		code := drip.ErrorCode(err)
 		if code.Fault() {
 			h.log.ErrorContext(r.Context(), "v1 request failed", "path", r.URL.Path, "code", code, "err", err)
 		}
-		status, ok := drip.V1Status(err)
-		if !ok {
+		var ok bool
+		if status, ok = drip.V1Status(err); !ok {
 			// Not the client's doing and not in v1's table (a bug): v1 has
 			// no status for it, so it gets v1's "retry later" (D58).
 			status = 459
 		}
 		result = errorReply{Status: status, Message: drip.ErrorMessage(err)}
-		requestlog.SetV1Status(r.Context(), status)
 	}
 	_ = json.NewEncoder(w).Encode(result) // HTTP 200, always (spec 2.1, D20)
-	if h.replied != nil {
-		status := 200
-		if e, ok := result.(errorReply); ok {
-			status = e.Status
-		}
+	h.replied(r, status)
+}
+
+// replied tells the status in a reply's body, which the HTTP status never
+// says (D20), to the access log and to the metrics.
+func (h *Handler) replied(r *http.Request, status int) {
+	requestlog.SetV1Status(r.Context(), status)
+	if h.onReply != nil {
 		name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, Prefix), "/")
 		path := "other"
 		if _, known := h.ops[name]; known {
 			path = Prefix + name
 		}
-		h.replied(path, status)
+		h.onReply(path, status)
 	}
 }
 
