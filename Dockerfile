@@ -1,7 +1,8 @@
 # drip as a container: a static binary on a distroless base, run as a
 # non-root user, with the embedded SQLite database on a volume.
 #
-#   docker build -t drip .
+#   docker build -t drip --build-arg VERSION=$(git describe --tags --always) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) --build-arg DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ) .
 #   docker run -p 8080:8080 -v drip-data:/data drip
 #   docker run ... drip serve --database-url postgres://... --redis-url redis://...
 #
@@ -13,9 +14,14 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# A static binary (pure-Go SQLite driver: no cgo), its version from git if
-# the build context has .git, else "devel".
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/drip ./cmd/drip \
+# A static binary (pure-Go SQLite driver: no cgo). Its version comes from
+# the build arguments (docker build --build-arg VERSION=v1.2.3 --build-arg
+# COMMIT=$(git rev-parse HEAD) ...), else from .git when the context has it.
+ARG VERSION="" COMMIT="" DATE=""
+RUN CGO_ENABLED=0 go build -trimpath -o /out/drip -ldflags="-s -w \
+      ${VERSION:+-X github.com/dripfaucet/drip/internal/version.version=$VERSION} \
+      ${COMMIT:+-X github.com/dripfaucet/drip/internal/version.commit=$COMMIT} \
+      ${DATE:+-X github.com/dripfaucet/drip/internal/version.date=$DATE}" ./cmd/drip \
  && mkdir -p /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
