@@ -90,14 +90,24 @@ func v2Call(client *http.Client, base, bearer, path, body string) (int, string, 
 	return resp.StatusCode, "", nil
 }
 
-// TestTwoNodes runs two drip serve processes on one PostgreSQL database
-// and one Redis (D31, D40): the per-key request rate is one limit across
-// both, concurrent sends through both never overdraw the faucet, and a
-// revocation or a key rotation holds on the other node at once.
-func TestTwoNodes(t *testing.T) {
+// nodesFixture is what the tests of several nodes start from: the
+// application over a fresh PostgreSQL schema (at dbURL), to set up and to
+// check what the nodes did, the Redis the nodes share, and a faucet owned
+// by "owner", with "bob" to pay.
+type nodesFixture struct {
+	app             *app.App
+	dbURL, redisURL string
+	faucet          *drip.Faucet
+	v1Key           string
+}
+
+// newNodesFixture makes the fixture, its faucet named name; it skips the
+// test unless both PostgreSQL and Redis are given (D31).
+func newNodesFixture(t *testing.T, name string) *nodesFixture {
+	t.Helper()
 	redisURL := os.Getenv("DRIP_TEST_REDIS_URL")
-	if redisURL == "" {
-		t.Skip("DRIP_TEST_REDIS_URL is not set: skipping the two-node test (it needs Redis)")
+	if os.Getenv(storetest.PostgresEnv) == "" || redisURL == "" {
+		t.Skipf("%s and DRIP_TEST_REDIS_URL must both be set: the nodes share one PostgreSQL and one Redis", storetest.PostgresEnv)
 	}
 	st, dbURL := storetest.OpenPostgresURL(t)
 	ctx := context.Background()
@@ -105,7 +115,7 @@ func TestTwoNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	t.Cleanup(a.Close)
 	owner, err := a.Users.Create(ctx, user.CreateParams{Username: "owner", Email: "owner@example.com", Verified: true})
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +123,23 @@ func TestTwoNodes(t *testing.T) {
 	if _, err := a.Users.Create(ctx, user.CreateParams{Username: "bob", Email: "bob@example.com", Verified: true}); err != nil {
 		t.Fatal(err)
 	}
-	f, v1Key, err := a.Faucets.Create(ctx, faucet.CreateParams{OwnerID: owner.ID, Name: "Two", Domain: "two.example.com", URL: "https://two.example.com/"})
+	slug := strings.ToLower(name)
+	f, v1Key, err := a.Faucets.Create(ctx, faucet.CreateParams{OwnerID: owner.ID, Name: name,
+		Domain: slug + ".example.com", URL: "https://" + slug + ".example.com/"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &nodesFixture{app: a, dbURL: dbURL, redisURL: redisURL, faucet: f, v1Key: v1Key}
+}
+
+// TestTwoNodes runs two drip serve processes on one PostgreSQL database
+// and one Redis (D31, D40): the per-key request rate is one limit across
+// both, concurrent sends through both never overdraw the faucet, and a
+// revocation or a key rotation holds on the other node at once.
+func TestTwoNodes(t *testing.T) {
+	fx := newNodesFixture(t, "Two")
+	a, f, v1Key, dbURL, redisURL := fx.app, fx.faucet, fx.v1Key, fx.dbURL, fx.redisURL
+	ctx := context.Background()
 	const amount, affordable = 1000, 50
 	if _, err := a.Ledger.Deposit(ctx, f, "BTC", amount*affordable); err != nil {
 		t.Fatal(err)
@@ -131,7 +154,8 @@ func TestTwoNodes(t *testing.T) {
 
 	// A namespace of its own in Redis: key ids restart at 1 in every test schema.
 	prefix := fmt.Sprintf("drip:test:%d:", time.Now().UnixNano())
-	args := []string{"--database-url", dbURL, "--redis-url", redisURL, "--redis-prefix", prefix}
+	args := []string{"--database-url", dbURL, "--redis-url", redisURL, "--redis-prefix", prefix,
+		"--ip-rate-per-minute", "0"} // every client is 127.0.0.1: the caller-IP limit (D29) is not what is tested
 	nodes := []string{startNode(t, args...), startNode(t, args...)}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
 
@@ -192,7 +216,7 @@ func TestTwoNodes(t *testing.T) {
 		if fmt.Sprint(counts) != fmt.Sprint(want) {
 			t.Errorf("outcomes %v, want %v", counts, want)
 		}
-		if b, err := st.BalanceGet(ctx, f.AccountID, "BTC"); err != nil || b != 0 {
+		if b, err := a.Store.BalanceGet(ctx, f.AccountID, "BTC"); err != nil || b != 0 {
 			t.Errorf("faucet balance %d (%v), want 0", b, err)
 		}
 		r, err := a.Ledger.Reconcile(ctx)

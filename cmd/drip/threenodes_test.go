@@ -6,19 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dripfaucet/drip/client"
-	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/key"
-	"github.com/dripfaucet/drip/internal/store/storetest"
-	"github.com/dripfaucet/drip/internal/user"
 )
 
 // roundRobin is a load balancer inside the client: each request goes to
@@ -68,28 +63,9 @@ func (rr *roundRobin) counts() []int64 {
 // paying exactly what its balance covers, a retried send replayed by
 // another node, and the ledger reconciled by drip admin reconcile.
 func TestThreeNodes(t *testing.T) {
-	redisURL := os.Getenv("DRIP_TEST_REDIS_URL")
-	if os.Getenv(storetest.PostgresEnv) == "" || redisURL == "" {
-		t.Skipf("%s and DRIP_TEST_REDIS_URL must both be set: skipping the three-node test (three drip serve on one PostgreSQL and one Redis)", storetest.PostgresEnv)
-	}
-	st, dbURL := storetest.OpenPostgresURL(t)
+	fx := newNodesFixture(t, "Three")
+	a, f, v1Key, dbURL, redisURL := fx.app, fx.faucet, fx.v1Key, fx.dbURL, fx.redisURL
 	ctx := context.Background()
-	a, err := app.New(ctx, st, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	owner, err := a.Users.Create(ctx, user.CreateParams{Username: "owner", Email: "owner@example.com", Verified: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Users.Create(ctx, user.CreateParams{Username: "bob", Email: "bob@example.com", Verified: true}); err != nil {
-		t.Fatal(err)
-	}
-	f, v1Key, err := a.Faucets.Create(ctx, faucet.CreateParams{OwnerID: owner.ID, Name: "Three", Domain: "three.example.com", URL: "https://three.example.com/"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	mint := func(scopes ...drip.Scope) (*drip.Key, string) {
 		t.Helper()
 		k, secret, err := a.Keys.Mint(ctx, key.MintParams{FaucetID: f.ID, Scopes: scopes})
@@ -262,7 +238,7 @@ func TestThreeNodes(t *testing.T) {
 		if fmt.Sprint(counts) != fmt.Sprint(want) {
 			t.Errorf("outcomes %v, want %v", counts, want)
 		}
-		if b, err := st.BalanceGet(ctx, f.AccountID, "BTC"); err != nil || b != 0 {
+		if b, err := a.Store.BalanceGet(ctx, f.AccountID, "BTC"); err != nil || b != 0 {
 			t.Errorf("faucet balance %d (%v), want 0", b, err)
 		}
 		held, err := a.Faucets.Payouts(ctx, f, "BTC", 100)
@@ -298,7 +274,7 @@ func TestThreeNodes(t *testing.T) {
 		if first.Replayed {
 			t.Error("the first send was answered as a replay")
 		}
-		if b, err := st.BalanceGet(ctx, f.AccountID, "BTC"); err != nil || b != 0 {
+		if b, err := a.Store.BalanceGet(ctx, f.AccountID, "BTC"); err != nil || b != 0 {
 			t.Errorf("faucet balance %d (%v), want 0: paid once", b, err)
 		}
 	})
