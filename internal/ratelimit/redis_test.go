@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -192,7 +191,8 @@ func TestRedisHangsOneProbe(t *testing.T) {
 	ctx := context.Background()
 	// On a loaded machine the ping at start can miss its second, leaving
 	// the limiter on its fallback for a while: wait until it uses Redis, so
-	// that the first request below is the one that meets the hang.
+	// that the first request below is the one that meets the hang (on the
+	// pooled connection, which the hang holds silent).
 	for deadline := time.Now().Add(10 * time.Second); r.downUntil.Load() != 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("the limiter never reached Redis through the proxy")
@@ -361,16 +361,42 @@ func startProxyAt(t *testing.T, addr, target string) *proxy {
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
 
-// set switches the mode; leaving proxyUp closes what is open.
+// set switches the mode. A hang holds the open connections silent (what
+// goes in is never forwarded, as when Redis stalls), so a client's pooled
+// connection meets the hang too; a drop, or the end of a hang, closes what
+// is open.
 func (p *proxy) set(mode proxyMode) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	ending := p.mode == proxyHang && mode != proxyHang
 	p.mode = mode
-	if mode != proxyUp {
+	if mode == proxyDrop || ending {
 		for c := range p.conns {
 			c.Close()
 		}
 		clear(p.conns)
+	}
+}
+
+func (p *proxy) hung() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode == proxyHang
+}
+
+// pipe copies src to dst, but swallows what arrives while the proxy hangs.
+func (p *proxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !p.hung() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
@@ -403,8 +429,8 @@ func (p *proxy) forward(c net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	go func() { io.Copy(s, c); done <- struct{}{} }()
-	go func() { io.Copy(c, s); done <- struct{}{} }()
+	go func() { p.pipe(s, c); done <- struct{}{} }()
+	go func() { p.pipe(c, s); done <- struct{}{} }()
 	<-done
 	c.Close()
 	s.Close()
