@@ -50,6 +50,13 @@ type User struct {
 	Status         UserStatus
 	PayoutUserHash string // D12
 	CreatedAt      time.Time
+	Operator       bool // may use the operator pages (issue 11)
+	// TOTPSecret is the second factor's secret as stored: AES-256-GCM
+	// ciphertext, never the secret itself. Set while TOTPEnabled is false,
+	// it is an enrolment waiting for its first code.
+	TOTPSecret   string
+	TOTPEnabled  bool
+	TOTPLastStep int64 // the last TOTP time step accepted (replay guard)
 }
 
 // Payable reports whether the user can receive a payout (D11).

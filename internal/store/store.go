@@ -140,6 +140,17 @@ type Reader interface {
 	// AuditList is the faucet's latest audit entries, newest first.
 	AuditList(ctx context.Context, faucetID int64, limit int) ([]drip.AuditEntry, error)
 
+	// SessionGet finds a session by the SHA-256 of its token, revoked and
+	// expired ones included: judging them is the caller's.
+	SessionGet(ctx context.Context, tokenHash string) (*drip.Session, error)
+	// SessionListByUser is the user's sessions not revoked and not past
+	// their absolute expiry at p.At, newest first.
+	SessionListByUser(ctx context.Context, p *SessionListByUserParams) ([]drip.Session, error)
+	// RecoveryCodesRemaining counts the user's unused recovery codes.
+	RecoveryCodesRemaining(ctx context.Context, userID int64) (int64, error)
+	// SecurityLogList is the user's latest security log entries, newest first.
+	SecurityLogList(ctx context.Context, p *SecurityLogListParams) ([]drip.SecurityEvent, error)
+
 	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
 	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
 	ReconcilePayouts(ctx context.Context) ([]int64, error)
@@ -160,6 +171,48 @@ type Tx interface {
 	UserSetPayoutHash(ctx context.Context, id int64, hash string) error
 	UserSetStatus(ctx context.Context, id int64, status drip.UserStatus) error
 	UserAddressAdd(ctx context.Context, userID int64, coin, address string, at time.Time) error
+	UserSetPassword(ctx context.Context, p *UserSetPasswordParams) error
+	// UserSetEmail replaces the user's email and whether it is verified;
+	// ErrConflict when another user has that email.
+	UserSetEmail(ctx context.Context, p *UserSetEmailParams) error
+	UserSetOperator(ctx context.Context, p *UserSetOperatorParams) error
+	// UserSetTOTP stores the encrypted TOTP secret and whether it is on;
+	// an empty secret with Enabled false removes the second factor.
+	UserSetTOTP(ctx context.Context, p *UserSetTOTPParams) error
+	// UserAcceptTOTPStep records p.Step as the user's last accepted TOTP
+	// time step only if it is after the last one, in one conditional
+	// update: a code replayed inside its window, on this node or another,
+	// gets ErrNotFound and changes nothing.
+	UserAcceptTOTPStep(ctx context.Context, p *UserAcceptTOTPStepParams) error
+
+	SessionCreate(ctx context.Context, p *SessionCreateParams) (int64, error)
+	// SessionTouch records that a live session was used at p.At.
+	SessionTouch(ctx context.Context, p *SessionTouchParams) error
+	// SessionRenew gives a live session a new token (its old one stops
+	// working at once) and records when its second factor was passed;
+	// ErrNotFound when the session is revoked or unknown.
+	SessionRenew(ctx context.Context, p *SessionRenewParams) error
+	// SessionRevoke ends one live session of the user; ErrNotFound when the
+	// user has no such live session.
+	SessionRevoke(ctx context.Context, p *SessionRevokeParams) error
+	// SessionRevokeByUser ends every live session of the user but
+	// p.ExceptID (0: all of them) and returns how many it ended.
+	SessionRevokeByUser(ctx context.Context, p *SessionRevokeByUserParams) (int64, error)
+
+	AccountTokenCreate(ctx context.Context, p *AccountTokenCreateParams) error
+	// AccountTokenUse marks an unused, unexpired token of p.Kind used at
+	// p.At and returns it, in one conditional update, so two uses racing
+	// cannot both succeed; a used, expired or unknown token is ErrNotFound.
+	AccountTokenUse(ctx context.Context, p *AccountTokenUseParams) (*drip.AccountToken, error)
+
+	// RecoveryCodesReplace deletes the user's recovery codes and stores
+	// these hashes as the new, unused ones.
+	RecoveryCodesReplace(ctx context.Context, p *RecoveryCodesReplaceParams) error
+	// RecoveryCodeUse marks an unused code of the user used; ErrNotFound
+	// when the user has no such unused code.
+	RecoveryCodeUse(ctx context.Context, p *RecoveryCodeUseParams) error
+
+	SecurityLogAdd(ctx context.Context, e *drip.SecurityEvent) (int64, error)
 
 	FaucetCreate(ctx context.Context, p *FaucetCreateParams) (int64, error)
 	// FaucetSetPendingKey records a rotation's new key hash next to the current one.
@@ -259,6 +312,102 @@ type FaucetCreateParams struct {
 	APIKeyHash string
 	Rules      drip.Rules
 	CreatedAt  time.Time
+}
+
+type UserSetPasswordParams struct {
+	ID           int64
+	PasswordHash string // argon2id
+}
+
+type UserSetEmailParams struct {
+	ID       int64
+	Email    string
+	Verified bool
+}
+
+type UserSetOperatorParams struct {
+	ID       int64
+	Operator bool
+}
+
+type UserSetTOTPParams struct {
+	ID      int64
+	Secret  string // encrypted; never the secret itself
+	Enabled bool
+}
+
+type UserAcceptTOTPStepParams struct {
+	ID   int64
+	Step int64 // Unix time / 30 s
+}
+
+type SessionCreateParams struct {
+	TokenHash  string // SHA-256 of the session token, hex
+	UserID     int64
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	VerifiedAt time.Time // zero while the second factor is still to pass
+	IP         string
+	UserAgent  string
+}
+
+type SessionListByUserParams struct {
+	UserID int64
+	At     time.Time
+}
+
+type SessionTouchParams struct {
+	ID int64
+	At time.Time
+}
+
+type SessionRenewParams struct {
+	ID           int64
+	NewTokenHash string
+	VerifiedAt   time.Time
+}
+
+type SessionRevokeParams struct {
+	UserID int64
+	ID     int64
+	At     time.Time
+}
+
+type SessionRevokeByUserParams struct {
+	UserID   int64
+	ExceptID int64 // 0: none is kept
+	At       time.Time
+}
+
+type AccountTokenCreateParams struct {
+	TokenHash string // SHA-256 of the emailed token, hex
+	UserID    int64
+	Kind      drip.AccountTokenKind
+	NewEmail  string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+type AccountTokenUseParams struct {
+	TokenHash string
+	Kind      drip.AccountTokenKind
+	At        time.Time
+}
+
+type RecoveryCodesReplaceParams struct {
+	UserID int64
+	Hashes []string // SHA-256 of each normalized code, hex
+}
+
+type RecoveryCodeUseParams struct {
+	UserID int64
+	Hash   string
+	At     time.Time
+}
+
+type SecurityLogListParams struct {
+	UserID int64
+	Limit  int
 }
 
 // PageParams select one page of a faucet's or account's rows of one coin.

@@ -19,35 +19,40 @@ type stmt struct{ name, sql string }
 // queries holds every statement by name; loadQueries fills each field from
 // the SQL files and fails if one is missing, so a typo cannot reach runtime.
 type queries struct {
-	SecretGet, SecretInit                                                        stmt
-	CoinList, CoinSetActive                                                      stmt
-	AccountCreate                                                                stmt
-	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash          stmt
-	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus               stmt
-	UserAddressAdd, UserAddressList, UserAddressOwners                           stmt
-	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate           stmt
-	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                  stmt
-	FaucetLock                                                                   stmt
-	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                         stmt
-	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists     stmt
-	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                    stmt
-	BalancesLock, BalancesDebit, TransferIDsNext, PayoutIDsNext                  stmt
-	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON stmt
-	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke              stmt
-	EventInsert, EventList, EventGet, EventProbe, Ping                           stmt
-	RefusalInsert, RefusalCountOthers                                            stmt
-	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                       stmt
-	FaucetListListed                                                             stmt
-	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                     stmt
-	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd              stmt
-	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount   stmt
-	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet        stmt
-	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog  stmt
-	ListingCostList, ListingCostSet, ListingCostDelete                           stmt
-	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet          stmt
-	ListingRequestListByStatus, ListingRequestDecide                             stmt
-	AuditInsert, AuditList                                                       stmt
-	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord              stmt
+	SecretGet, SecretInit                                                           stmt
+	CoinList, CoinSetActive                                                         stmt
+	AccountCreate                                                                   stmt
+	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash             stmt
+	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus                  stmt
+	UserAddressAdd, UserAddressList, UserAddressOwners                              stmt
+	UserSetPassword, UserSetEmail, UserSetOperator, UserSetTOTP, UserAcceptTOTPStep stmt
+	SessionGet, SessionListByUser, SessionCreate, SessionTouch, SessionRenew        stmt
+	SessionRevoke, SessionRevokeByUser, AccountTokenCreate, AccountTokenUse         stmt
+	RecoveryCodesDelete, RecoveryCodeInsert, RecoveryCodeUse                        stmt
+	RecoveryCodesRemaining, SecurityLogAdd, SecurityLogList                         stmt
+	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate              stmt
+	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                     stmt
+	FaucetLock                                                                      stmt
+	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                            stmt
+	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists        stmt
+	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                       stmt
+	BalancesLock, BalancesDebit, TransferIDsNext, PayoutIDsNext                     stmt
+	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON    stmt
+	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                 stmt
+	EventInsert, EventList, EventGet, EventProbe, Ping                              stmt
+	RefusalInsert, RefusalCountOthers                                               stmt
+	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                          stmt
+	FaucetListListed                                                                stmt
+	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                        stmt
+	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
+	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt
+	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet           stmt
+	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog     stmt
+	ListingCostList, ListingCostSet, ListingCostDelete                              stmt
+	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet             stmt
+	ListingRequestListByStatus, ListingRequestDecide                                stmt
+	AuditInsert, AuditList                                                          stmt
+	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits stmt

@@ -19,7 +19,8 @@ UPDATE coins SET active = $2 WHERE symbol = $1;
 INSERT INTO accounts (kind, created_at) VALUES ($1, $2) RETURNING id;
 
 -- name: UserColumns
-id, account_id, username, email, password_hash, email_verified, status, COALESCE(payout_user_hash, ''), created_at
+id, account_id, username, email, password_hash, email_verified, status, COALESCE(payout_user_hash, ''), created_at,
+operator, totp_secret, totp_enabled, totp_last_step
 
 -- name: UserGetByID
 SELECT {{UserColumns}} FROM users WHERE id = $1;
@@ -45,6 +46,23 @@ UPDATE users SET payout_user_hash = $2 WHERE id = $1;
 
 -- name: UserSetStatus
 UPDATE users SET status = $2 WHERE id = $1;
+
+-- name: UserSetPassword
+UPDATE users SET password_hash = $2 WHERE id = $1;
+
+-- name: UserSetEmail
+UPDATE users SET email = $2, email_verified = $3 WHERE id = $1;
+
+-- name: UserSetOperator
+UPDATE users SET operator = $2 WHERE id = $1;
+
+-- name: UserSetTOTP
+UPDATE users SET totp_secret = $2, totp_enabled = $3 WHERE id = $1;
+
+-- The replay guard of TOTP codes: only a later step is accepted, by one
+-- conditional update, so two nodes given the same code cannot both take it.
+-- name: UserAcceptTOTPStep
+UPDATE users SET totp_last_step = $2 WHERE id = $1 AND totp_last_step < $2;
 
 -- name: UserAddressAdd
 INSERT INTO user_addresses (coin, address, user_id, created_at) VALUES ($1, $2, $3, $4);
@@ -434,3 +452,61 @@ SELECT version FROM schema_migrations ORDER BY version;
 
 -- name: MigrationRecord
 INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2);
+
+-- Accounts and sessions (D10, D15). An unset *_at column is 0.
+
+-- name: SessionColumns
+id, user_id, created_at, last_seen_at, expires_at, verified_at, ip, user_agent, revoked_at
+
+-- name: SessionGet
+SELECT {{SessionColumns}} FROM sessions WHERE token_hash = $1;
+
+-- name: SessionListByUser
+SELECT {{SessionColumns}} FROM sessions
+WHERE user_id = $1 AND revoked_at = 0 AND expires_at > $2 ORDER BY id DESC;
+
+-- name: SessionCreate
+INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at, verified_at, ip, user_agent)
+VALUES ($1, $2, $3, $3, $4, $5, $6, $7) RETURNING id;
+
+-- name: SessionTouch
+UPDATE sessions SET last_seen_at = $2 WHERE id = $1 AND revoked_at = 0 AND last_seen_at < $2;
+
+-- name: SessionRenew
+UPDATE sessions SET token_hash = $2, verified_at = $3 WHERE id = $1 AND revoked_at = 0;
+
+-- name: SessionRevoke
+UPDATE sessions SET revoked_at = $3 WHERE user_id = $1 AND id = $2 AND revoked_at = 0;
+
+-- name: SessionRevokeByUser
+UPDATE sessions SET revoked_at = $3 WHERE user_id = $1 AND id <> $2 AND revoked_at = 0;
+
+-- name: AccountTokenCreate
+INSERT INTO account_tokens (token_hash, user_id, kind, new_email, created_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6);
+
+-- Marks the token used and returns it in one statement: of two uses
+-- racing, one updates the row and the other finds it used.
+-- name: AccountTokenUse
+UPDATE account_tokens SET used_at = $3
+WHERE token_hash = $1 AND kind = $2 AND used_at = 0 AND expires_at > $3
+RETURNING user_id, kind, new_email, created_at, expires_at, used_at;
+
+-- name: RecoveryCodesDelete
+DELETE FROM recovery_codes WHERE user_id = $1;
+
+-- name: RecoveryCodeInsert
+INSERT INTO recovery_codes (user_id, code_hash) VALUES ($1, $2);
+
+-- name: RecoveryCodeUse
+UPDATE recovery_codes SET used_at = $3 WHERE user_id = $1 AND code_hash = $2 AND used_at = 0;
+
+-- name: RecoveryCodesRemaining
+SELECT COUNT(*) FROM recovery_codes WHERE user_id = $1 AND used_at = 0;
+
+-- name: SecurityLogAdd
+INSERT INTO security_log (user_id, kind, ip, detail, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id;
+
+-- name: SecurityLogList
+SELECT id, user_id, kind, ip, detail, created_at FROM security_log
+WHERE user_id = $1 ORDER BY id DESC LIMIT $2;

@@ -242,7 +242,8 @@ func (q *querier) getUser(ctx context.Context, sql stmt, args ...any) (*drip.Use
 	var status string
 	var created int64
 	err := q.scanRow(ctx, sql, args, &u.ID, &u.AccountID, &u.Username, &u.Email, &u.PasswordHash,
-		&u.EmailVerified, &status, &u.PayoutUserHash, &created)
+		&u.EmailVerified, &status, &u.PayoutUserHash, &created,
+		&u.Operator, &u.TOTPSecret, &u.TOTPEnabled, &u.TOTPLastStep)
 	if err != nil {
 		return nil, err
 	}

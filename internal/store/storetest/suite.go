@@ -27,6 +27,13 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"UserMissingIsNotFound", testUserMissingIsNotFound},
 		{"UserSetStatus", testUserSetStatus},
 		{"AddressUniquePerCoin", testAddressUniquePerCoin},
+		// accounts.go
+		{"UserAccountSettersRoundTrip", testUserAccountSettersRoundTrip},
+		{"UserAcceptTOTPStepOnlyForward", testUserAcceptTOTPStepOnlyForward},
+		{"Sessions", testSessions},
+		{"AccountTokenUseOnce", testAccountTokenUseOnce},
+		{"RecoveryCodesSingleUse", testRecoveryCodesSingleUse},
+		{"SecurityLogNewestFirstPerUser", testSecurityLogNewestFirstPerUser},
 		// faucets.go
 		{"FaucetCreateAndGet", testFaucetCreateAndGet},
 		{"FaucetKeyRotation", testFaucetKeyRotation},
