@@ -34,6 +34,7 @@ var offline = map[string]bool{"backup": true, "restore": true}
 var adminCmds = map[string]adminCmd{
 	"user create":             {"create a user", userCreate},
 	"user link-address":       {"link a wallet address to a user for one coin", userLinkAddress},
+	"user set-operator":       {"grant (--operator=false: withdraw) the operator role", userSetOperator},
 	"user suspend":            {"suspend a user", userSetStatus(drip.UserSuspended)},
 	"user unsuspend":          {"reactivate a suspended user", userSetStatus(drip.UserActive)},
 	"faucet create":           {"create a faucet; prints its v1 key once", faucetCreate},
@@ -166,16 +167,37 @@ func userCreate(fs *flag.FlagSet) runFunc {
 	email := fs.String("email", "", "email address")
 	password := fs.String("password", "", "optional password (stored as argon2id)")
 	verified := fs.Bool("verified", false, "mark the email address verified (unverified users cannot be paid)")
+	operator := fs.Bool("operator", false, "give the user the operator role (the operator pages)")
 	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		if err := required("username", *username, "email", *email); err != nil {
 			return nil, "", err
 		}
-		u, err := svc.Users.Create(ctx, user.CreateParams{Username: *username, Email: *email, Password: *password, Verified: *verified})
+		u, err := svc.Users.Create(ctx, user.CreateParams{Username: *username, Email: *email, Password: *password,
+			Verified: *verified, Operator: *operator})
 		if err != nil {
 			return nil, "", err
 		}
-		return map[string]any{"id": u.ID, "username": u.Username, "email": u.Email, "payout_user_hash": u.PayoutUserHash},
+		return map[string]any{"id": u.ID, "username": u.Username, "email": u.Email, "payout_user_hash": u.PayoutUserHash, "operator": u.Operator},
 			fmt.Sprintf("user %d %s <%s> payout_user_hash %s", u.ID, u.Username, u.Email, u.PayoutUserHash), nil
+	}
+}
+
+func userSetOperator(fs *flag.FlagSet) runFunc {
+	username := fs.String("username", "", "the user")
+	operator := fs.Bool("operator", true, "true grants the operator role, false withdraws it")
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		if err := required("username", *username); err != nil {
+			return nil, "", err
+		}
+		u, err := svc.Users.ByUsername(ctx, *username)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := svc.Users.SetOperator(ctx, u, *operator); err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"username": u.Username, "operator": *operator},
+			fmt.Sprintf("%s operator: %t", u.Username, *operator), nil
 	}
 }
 

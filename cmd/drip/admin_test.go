@@ -201,3 +201,34 @@ func TestAdminKeys(t *testing.T) {
 		t.Error("a USD cap on a key without send was accepted")
 	}
 }
+
+// TestAdminOperatorRole: user create --operator grants the role, user
+// set-operator grants and withdraws it, and each change is in the user's
+// security log (issue 11).
+func TestAdminOperatorRole(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := []string{"--data-dir", dir}
+	if got := runAdmin(t, db, "user", "create", "--username", "opal", "--email", "opal@example.com", "--operator"); got["operator"] != true {
+		t.Errorf("user create --operator: %v", got)
+	}
+	if got := runAdmin(t, db, "user", "create", "--username", "ann", "--email", "ann@example.com"); got["operator"] != false {
+		t.Errorf("user create: %v", got)
+	}
+	runAdmin(t, db, "user", "set-operator", "--username", "ann")
+	runAdmin(t, db, "user", "set-operator", "--username", "opal", "--operator=false")
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "drip.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var roles, log string
+	err = raw.QueryRow(`SELECT group_concat(username || '=' || operator, ' ') FROM (SELECT username, operator FROM users ORDER BY username)`).Scan(&roles)
+	if err != nil || roles != "ann=1 opal=0" {
+		t.Errorf("operator roles = %q, %v; want ann=1 opal=0", roles, err)
+	}
+	err = raw.QueryRow(`SELECT group_concat(kind, ' ') FROM (SELECT kind FROM security_log ORDER BY id)`).Scan(&log)
+	if err != nil || log != "operator_granted operator_granted operator_withdrawn" {
+		t.Errorf("security log = %q, %v", log, err)
+	}
+}

@@ -64,6 +64,7 @@ type CreateParams struct {
 	Email    string
 	Password string // optional; stored as argon2id
 	Verified bool   // email already verified
+	Operator bool   // may use the operator pages
 }
 
 // Create registers a user with a wallet account and a payout hash.
@@ -97,7 +98,13 @@ func (r *Registry) Create(ctx context.Context, p CreateParams) (*drip.User, erro
 		if err != nil {
 			return err
 		}
-		return tx.UserSetPayoutHash(ctx, id, r.PayoutHash(id))
+		if err := tx.UserSetPayoutHash(ctx, id, r.PayoutHash(id)); err != nil {
+			return err
+		}
+		if !p.Operator {
+			return nil
+		}
+		return setOperator(ctx, tx, id, true, now)
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, drip.Errorf(drip.CodeConflict, "A user with this username or email already exists.")
@@ -149,6 +156,24 @@ func (r *Registry) LinkAddress(ctx context.Context, u *drip.User, coin, address 
 // SetStatus suspends or reactivates a user.
 func (r *Registry) SetStatus(ctx context.Context, u *drip.User, status drip.UserStatus) error {
 	return r.store.Transact(ctx, func(tx store.Tx) error { return tx.UserSetStatus(ctx, u.ID, status) })
+}
+
+// SetOperator grants or withdraws the operator role, and records it in
+// the user's security log.
+func (r *Registry) SetOperator(ctx context.Context, u *drip.User, operator bool) error {
+	return r.store.Transact(ctx, func(tx store.Tx) error { return setOperator(ctx, tx, u.ID, operator, r.now()) })
+}
+
+func setOperator(ctx context.Context, tx store.Tx, id int64, operator bool, at time.Time) error {
+	if err := tx.UserSetOperator(ctx, &store.UserSetOperatorParams{ID: id, Operator: operator}); err != nil {
+		return err
+	}
+	kind := "operator_granted"
+	if !operator {
+		kind = "operator_withdrawn"
+	}
+	_, err := tx.SecurityLogAdd(ctx, &drip.SecurityEvent{UserID: id, Kind: kind, Detail: "by drip admin", CreatedAt: at})
+	return err
 }
 
 var payoutHashRE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
