@@ -58,6 +58,9 @@ func (r *Registry) PayoutHash(userID int64) string {
 
 var usernameRE = regexp.MustCompile(`^[a-z0-9_]{3,32}$`)
 
+// ValidUsername reports whether s is a username D10 allows.
+func ValidUsername(s string) bool { return usernameRE.MatchString(s) }
+
 // CreateParams are a new user's details.
 type CreateParams struct {
 	Username string
