@@ -657,3 +657,65 @@ func TestAccountTOTPSecretSealedPerUser(t *testing.T) {
 		}
 	})
 }
+
+// TestAccountConfirmPasswordReverifies: a user without a second factor
+// re-verifies an old session by the password, for a sensitive action.
+func TestAccountConfirmPasswordReverifies(t *testing.T) {
+	engines(t, func(t *testing.T, f *fixture) {
+		alice := f.signUp("alice")
+		token, _ := f.login("alice")
+		f.clock.Advance(10 * time.Minute)
+		if sess, err := f.svc.Authenticate(f.ctx, token); err != nil || !f.svc.RecentlyVerified(sess) {
+			t.Error("not recently verified 10 minutes after login")
+		}
+		f.clock.Advance(6 * time.Minute)
+		sess, err := f.svc.Authenticate(f.ctx, token)
+		if err != nil || f.svc.RecentlyVerified(sess) {
+			t.Fatalf("16 minutes after login: %v, recently verified %v; want false", err, f.svc.RecentlyVerified(sess))
+		}
+		wantCode(t, "a wrong password", f.svc.ConfirmPassword(f.ctx, sess, "not the password", ""), drip.CodeInvalid)
+		if err := f.svc.ConfirmPassword(f.ctx, sess, password, "203.0.113.7"); err != nil {
+			t.Fatal(err)
+		}
+		if sess, err = f.svc.Authenticate(f.ctx, token); err != nil || !f.svc.RecentlyVerified(sess) {
+			t.Errorf("after the password again: %v, recently verified %v", err, f.svc.RecentlyVerified(sess))
+		}
+		if err := f.svc.ChangeEmail(f.ctx, sess, "alice2@example.com", ""); err != nil {
+			t.Errorf("a sensitive action after re-verifying: %v", err)
+		}
+		f.enrol(sess)
+		wantCode(t, "ConfirmPassword with 2FA on", f.svc.ConfirmPassword(f.ctx, sess, password, ""), drip.CodeInvalid)
+		log, err := f.svc.SecurityLog(f.ctx, sess, 3)
+		if err != nil || len(log) != 3 || log[0].Kind != "totp_enabled" || log[2].Kind != "email_change_requested" {
+			t.Errorf("SecurityLog(3) = %+v, %v", log, err)
+		}
+		if !strings.Contains(f.events(alice), "reverify_failed reverified") {
+			t.Errorf("security log = %q", f.events(alice))
+		}
+	})
+}
+
+func TestAccountSetOperator(t *testing.T) {
+	engines(t, func(t *testing.T, f *fixture) {
+		alice := f.signUp("alice")
+		if alice.Operator {
+			t.Fatal("a signed-up user is an operator")
+		}
+		if err := f.svc.SetOperator(f.ctx, alice, true); err != nil {
+			t.Fatal(err)
+		}
+		_, sess := f.login("alice")
+		if !sess.User.Operator {
+			t.Error("the operator role is not on the session's user")
+		}
+		if err := f.svc.SetOperator(f.ctx, alice, false); err != nil {
+			t.Fatal(err)
+		}
+		if u, _ := f.st.UserGetByID(f.ctx, alice.ID); u.Operator {
+			t.Error("the role was not withdrawn")
+		}
+		if got := f.events(alice); !strings.HasSuffix(got, "operator_granted login operator_withdrawn") {
+			t.Errorf("security log = %q", got)
+		}
+	})
+}
