@@ -189,6 +189,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, email, ip string) er
 // usable, to try again.
 func (s *Service) ResetPassword(ctx context.Context, token, password, ip string) error {
 	now := s.now()
+	hash := user.HashPassword(password) // before the transaction: argon2id takes a while
 	err := s.st.Transact(ctx, func(tx store.Tx) error {
 		t, err := tx.AccountTokenUse(ctx, &store.AccountTokenUseParams{TokenHash: hashToken(token), Kind: drip.TokenResetPassword, At: now})
 		if err != nil {
@@ -201,7 +202,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password, ip string)
 		if err := CheckPassword(password, u.Username, u.Email); err != nil {
 			return err // rolls back: the link is still unused
 		}
-		if err := tx.UserSetPassword(ctx, &store.UserSetPasswordParams{ID: u.ID, PasswordHash: user.HashPassword(password)}); err != nil {
+		if err := tx.UserSetPassword(ctx, &store.UserSetPasswordParams{ID: u.ID, PasswordHash: hash}); err != nil {
 			return err
 		}
 		n, err := tx.SessionRevokeByUser(ctx, &store.SessionRevokeByUserParams{UserID: u.ID, At: now})
