@@ -170,7 +170,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hopts := app.HandlerOptions{TrustedProxies: proxies, BenchNoop: *benchNoop, MCPAllowedOrigins: origins, RequestTimeout: *requestTimeout,
 		NoAccessLog: !*accessLog}
 	hopts.MetricsElsewhere = *metricsListen != ""
-	handler := svc.Handler(hopts)
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -187,6 +186,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
+	if err := svc.OpenAccounts(ctx, base); err != nil {
+		ln.Close()
+		if mcpLn != nil {
+			mcpLn.Close()
+		}
+		return fmt.Errorf("--base-url: %w", err)
+	}
+	handler := svc.Handler(hopts)
 	if *demo {
 		if err := runDemo(ctx, svc, base, d.dataDir, stdout); err != nil {
 			ln.Close()

@@ -11,10 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/account"
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apiv2"
 	"github.com/dripfaucet/drip/internal/audit"
 	"github.com/dripfaucet/drip/internal/coin"
+	"github.com/dripfaucet/drip/internal/console"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
@@ -75,6 +77,12 @@ type App struct {
 	Rate    ratelimit.Config
 	Log     *slog.Logger
 	Metrics *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
+	// Accounts is the accounts service of the web console; nil until
+	// OpenAccounts, and then Handler mounts the console's pages.
+	Accounts *account.Service
+
+	mail    mail.Sender
+	baseURL string
 
 	idempotencyRetention time.Duration
 	limiter              ratelimit.Limiter
@@ -121,7 +129,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	}
 	a := &App{
 		Metrics: reg, Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
-		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter,
+		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter, mail: opts.Mail,
 		Keys:   key.NewService(st, opts.Now),
 		Coins:  coin.NewCatalog(st, opts.Now),
 		Ledger: ledger.NewBatched(st, opts.Now, opts.Batch),
@@ -129,6 +137,9 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a.Faucets = faucet.NewService(st, a.Coins, opts.Now)
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Audit = audit.NewService(st, opts.Now)
+	if a.mail == nil {
+		a.mail = mail.NewLog(opts.Log)
+	}
 	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
 	reg.Outbox("notifications", a.Notify.Backlog, opts.Now)
 	a.Payouts = payout.NewService(payout.Deps{
@@ -139,6 +150,24 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a.Ops = operation.New(operation.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Listing: a.Listing, Audit: a.Audit,
 		Rate: a.Rate, Now: opts.Now})
 	return a, nil
+}
+
+// OpenAccounts builds the accounts service (D10, D15) of a service
+// served at baseURL, where its emailed links point, through the app's
+// mail sender (written to the log without one); Handler mounts the
+// console's pages from then on.
+func (a *App) OpenAccounts(ctx context.Context, baseURL string) error {
+	// The console checks the URL (the cookie's Secure depends on it).
+	if _, err := console.New(console.Deps{Accounts: &account.Service{}, BaseURL: baseURL}); err != nil {
+		return err
+	}
+	svc, err := account.New(ctx, account.Params{Store: a.Store, Users: a.Users, Mail: a.mail, Log: a.Log, Now: a.Now,
+		Config: account.Config{BaseURL: baseURL}})
+	if err != nil {
+		return err
+	}
+	a.Accounts, a.baseURL = svc, baseURL
+	return nil
 }
 
 // Run runs the application's background work until ctx is done: the
@@ -194,7 +223,15 @@ func (a *App) Handler(opts HandlerOptions) http.Handler {
 	v1 := apiv1.New(a.Payouts, a.Log, apiv1.Options{ClientIP: clientIP, Replied: a.Metrics.V1Replied})
 	v2 := apiv2.New(apiv2.Deps{Ops: a.Ops, Payouts: a.Payouts, Log: a.Log, Now: a.Now, ClientIP: clientIP})
 	dir := web.NewDirectory(a.Listing, a.Log)
-	return a.instrument(opts, v1, v2, server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, BenchNoop: opts.BenchNoop,
+	var pages http.Handler
+	if a.Accounts != nil {
+		c, err := console.New(console.Deps{Accounts: a.Accounts, Log: a.Log, BaseURL: a.baseURL, ClientIP: clientIP})
+		if err != nil { // OpenAccounts built one already: it cannot fail here
+			panic(err)
+		}
+		pages = c
+	}
+	return a.instrument(opts, v1, v2, server.New(server.Handlers{V1: v1, V2: v2, MCP: a.tools(opts, clientIP), Directory: dir, Console: pages, BenchNoop: opts.BenchNoop,
 		RequestTimeout: opts.RequestTimeout, Ready: a.readiness(), ClientIP: clientIP, NoAccessLog: opts.NoAccessLog}, a.Log))
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apiv2"
+	"github.com/dripfaucet/drip/internal/console"
 	"github.com/dripfaucet/drip/internal/mcpserver"
 	"github.com/dripfaucet/drip/internal/requestlog"
 	"github.com/dripfaucet/drip/internal/web"
@@ -26,6 +27,9 @@ type Handlers struct {
 	// Directory is the public faucet list (D44): web.DirectoryPath,
 	// web.ListPath and web.ListPathV1.
 	Directory *web.Directory
+	// Console is the web console's pages (console.Patterns); nil leaves
+	// them out.
+	Console http.Handler
 	// MCP is the tool server for AI assistants (spec 4.3), mounted at
 	// mcpserver.Path; nil leaves it out.
 	MCP http.Handler
@@ -82,6 +86,11 @@ func New(h Handlers, log *slog.Logger) http.Handler {
 			w.Header().Set("Cache-Control", "no-store")
 			_, _ = w.Write(noopReply)
 		})
+	}
+	if h.Console != nil {
+		for _, p := range console.Patterns {
+			mux.Handle(p, h.Console)
+		}
 	}
 	mux.Handle("GET "+web.DirectoryPath, h.Directory)
 	mux.Handle(web.ListPath, h.Directory)

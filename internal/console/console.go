@@ -1,0 +1,295 @@
+// Package console serves the web console's pages (issue 11): for now the
+// account pages (sign-up, email verification, login with the second
+// factor, password reset, and the account's security page). Pages are
+// html/template files and one stylesheet, embedded in the binary; they
+// work without JavaScript and load nothing from another site. Handlers
+// decode a form, call internal/account, which holds every rule, and
+// render; this package adds only what belongs to the web: the session
+// cookie, the cross-origin check and where an error is shown (D15).
+package console
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dripfaucet/drip/internal/account"
+	"github.com/dripfaucet/drip/internal/drip"
+)
+
+//go:embed templates assets
+var files embed.FS
+
+// Patterns are the paths the console answers, for the server's mux.
+var Patterns = []string{"/signup", "/signup/", "/verify", "/verify/", "/login", "/login/", "/logout",
+	"/forgot", "/reset", "/account", "/account/", StylePath}
+
+// StylePath is the console's stylesheet, the only file a page loads.
+const StylePath = "/assets/console.css"
+
+// Deps are what New needs.
+type Deps struct {
+	Accounts *account.Service
+	Log      *slog.Logger
+	// BaseURL is where drip is served (--base-url): its scheme and host
+	// decide whether the cookie is Secure (always, except on plain-http
+	// localhost).
+	BaseURL string
+	// ClientIP tells the caller's address (server.ClientIP); nil: the
+	// connection's.
+	ClientIP func(*http.Request) netip.Addr
+}
+
+// Handler serves the console's pages.
+type Handler struct {
+	acc      *account.Service
+	log      *slog.Logger
+	clientIP func(*http.Request) netip.Addr
+	secure   bool
+	cookie   string
+	pages    map[string]*template.Template
+	style    []byte
+	next     http.Handler
+}
+
+// pageCSP lets a page load its own stylesheet and images (the QR code is
+// a data: URI) and post forms to drip only; no script runs at all.
+const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// New returns the console's handler.
+func New(d Deps) (*Handler, error) {
+	if d.Accounts == nil {
+		return nil, errors.New("console: Accounts is required")
+	}
+	u, err := url.Parse(d.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("console: BaseURL must be an http or https URL")
+	}
+	h := &Handler{acc: d.Accounts, log: d.Log, clientIP: d.ClientIP, pages: map[string]*template.Template{}}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	// D15: Secure except on plain-http localhost, where a browser would
+	// not send a Secure cookie back. A Secure cookie takes the __Host-
+	// prefix, so a sibling subdomain cannot plant one.
+	h.secure = !(u.Scheme == "http" && isLoopback(u.Hostname()))
+	h.cookie = "drip_session"
+	if h.secure {
+		h.cookie = "__Host-drip_session"
+	}
+	entries, err := files.ReadDir("templates")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New("layout.html").ParseFS(files, "templates/layout.html", "templates/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		h.pages[name] = t
+	}
+	if h.style, err = files.ReadFile("assets/console.css"); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	h.routes(mux)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.render(w, r, http.StatusForbidden, "problem", &page{Title: "Refused",
+			Error: "This form was sent from another site, so it was refused. Open the page on this site and send it again."}, nil)
+	}))
+	h.next = cop.Handler(mux)
+	return h, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.next.ServeHTTP(w, r) }
+
+func (h *Handler) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+StylePath, h.serveStyle)
+	mux.HandleFunc("GET /signup", h.signUpPage)
+	mux.HandleFunc("POST /signup", h.signUp)
+	mux.HandleFunc("GET /signup/sent", h.signUpSent)
+	mux.HandleFunc("POST /verify/resend", h.resend)
+	mux.HandleFunc("GET /verify", h.verifyPage)
+	mux.HandleFunc("POST /verify", h.verify)
+	mux.HandleFunc("GET /login", h.loginPage)
+	mux.HandleFunc("POST /login", h.login)
+	mux.HandleFunc("GET /login/code", h.codePage)
+	mux.HandleFunc("POST /login/code", h.code)
+	mux.HandleFunc("POST /logout", h.logout)
+	mux.HandleFunc("GET /forgot", h.forgotPage)
+	mux.HandleFunc("POST /forgot", h.forgot)
+	mux.HandleFunc("GET /reset", h.resetPage)
+	mux.HandleFunc("POST /reset", h.reset)
+	mux.Handle("GET /account", h.auth(h.securityPage))
+	mux.Handle("POST /account/totp", h.auth(h.beginTOTP))
+	mux.Handle("POST /account/totp/confirm", h.auth(h.confirmTOTP))
+	mux.Handle("POST /account/totp/disable", h.auth(h.disableTOTP))
+	mux.Handle("GET /account/password", h.auth(h.sensitivePage("password")))
+	mux.Handle("POST /account/password", h.auth(h.changePassword))
+	mux.Handle("GET /account/email", h.auth(h.sensitivePage("email")))
+	mux.Handle("POST /account/email", h.auth(h.changeEmail))
+	mux.Handle("GET /account/confirm", h.auth(h.confirmPage))
+	mux.Handle("POST /account/confirm", h.auth(h.confirm))
+	mux.Handle("POST /account/sessions/{id}/end", h.auth(h.endSession))
+	mux.Handle("POST /account/sessions/others/end", h.auth(h.endOtherSessions))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.render(w, r, http.StatusNotFound, "problem", &page{Title: "Not found", Error: "There is no such page."}, nil)
+	})
+}
+
+func (h *Handler) serveStyle(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(h.style)
+}
+
+// page is what every template gets.
+type page struct {
+	Title  string
+	User   *drip.User        // the logged-in user, for the header; nil when none
+	Flash  string            // a fixed notice ("Your password was changed.")
+	Error  string            // an error about the whole form
+	Fields map[string]string // errors next to their fields, by field name
+	Form   map[string]string // what the user typed, to fill in again (never a password or code)
+	Rules  []string          // the password rules, shown before submitting
+	Data   any               // the page's own
+}
+
+// render writes a page whole, or a clean 500 if it fails to render.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page, err error) {
+	if p.Form == nil {
+		p.Form = map[string]string{}
+	}
+	var body bytes.Buffer
+	t, ok := h.pages[name]
+	if !ok {
+		h.log.ErrorContext(r.Context(), "console: no such template", "page", name)
+		http.Error(w, "Internal error.", http.StatusInternalServerError)
+		return
+	}
+	if rerr := t.Execute(&body, p); rerr != nil {
+		h.log.ErrorContext(r.Context(), "console: page failed to render", "page", name, "err", rerr)
+		http.Error(w, "Internal error.", http.StatusInternalServerError)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", pageCSP)
+	hd.Set("Referrer-Policy", "no-referrer") // a /reset?token= page must not pass its token on
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	var de *drip.Error
+	if errors.As(err, &de) && de.RetryAfter > 0 {
+		hd.Set("Retry-After", strconv.Itoa(int((de.RetryAfter+time.Second-1)/time.Second)))
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body.Bytes())
+}
+
+// statuses is the one table from an error's code to the page's status.
+var statuses = map[drip.Code]int{
+	drip.CodeInvalid:         http.StatusUnprocessableEntity,
+	drip.CodeUnauthenticated: http.StatusUnauthorized,
+	drip.CodeForbidden:       http.StatusForbidden,
+	drip.CodeRateLimited:     http.StatusTooManyRequests,
+	drip.CodeNotFound:        http.StatusNotFound,
+	drip.CodeConflict:        http.StatusConflict,
+	drip.CodeUnavailable:     http.StatusServiceUnavailable,
+}
+
+// fields tells which field an account error is about, by the start of
+// its message; an error of no field is shown above the form.
+var fields = []struct{ prefix, field string }{
+	{"Invalid username", "username"},
+	{"Invalid email", "email"},
+	{"This is already your email", "email"},
+	{"Invalid password", "password"},
+	{"Your current password", "current"},
+	{"Wrong password", "password"},
+	{"Wrong code", "code"},
+	{"Enter the code", "code"},
+}
+
+// failure puts err on p, next to its field or above the form, and returns
+// the page's status. An error without a code is "Internal error." and is
+// logged once, here (D25).
+func (h *Handler) failure(r *http.Request, p *page, err error) int {
+	var de *drip.Error
+	if !errors.As(err, &de) {
+		h.log.ErrorContext(r.Context(), "console: request failed", "path", r.URL.Path, "err", err)
+		p.Error = "Internal error: try again later."
+		return http.StatusInternalServerError
+	}
+	status, ok := statuses[de.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	for _, f := range fields {
+		if strings.HasPrefix(de.Message, f.prefix) {
+			if p.Fields == nil {
+				p.Fields = map[string]string{}
+			}
+			p.Fields[f.field] = de.Message
+			return status
+		}
+	}
+	p.Error = de.Message
+	return status
+}
+
+// ip is the caller's address for the security log.
+func (h *Handler) ip(r *http.Request) string {
+	if h.clientIP != nil {
+		return h.clientIP(r).String()
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// setSession gives the browser a session's token; "" ends it.
+func (h *Handler) setSession(w http.ResponseWriter, token string) {
+	c := &http.Cookie{Name: h.cookie, Value: token, Path: "/", HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteLaxMode}
+	if token == "" {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
+func (h *Handler) token(r *http.Request) string {
+	c, err := r.Cookie(h.cookie)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+func redirect(w http.ResponseWriter, r *http.Request, to string) {
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
