@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
 )
 
@@ -72,6 +75,11 @@ func runDemo(ctx context.Context, svc *app.App, baseURL, dataDir string, stdout 
 	if err := writePrivate(keyPath, key); err != nil {
 		return fmt.Errorf("keeping the demo key: %w", err)
 	}
+	loginsPath := filepath.Join(dataDir, demoLoginsFile)
+	logins, err := demoLogins(ctx, svc, loginsPath)
+	if err != nil {
+		return fmt.Errorf("demo logins: %w", err)
+	}
 	fmt.Fprintf(stdout, `
 drip demo is ready (faucet %d, %q)
 
@@ -79,12 +87,71 @@ drip demo is ready (faucet %d, %q)
                (%s)
   recipients:  alice@example.com (by email), bob (by username), %s (DOGE address of carol)
 
+Web console:  %s/login
+  owner:       %s  password %s
+  recipient:   %s  password %s
+               (kept in %s)
+
 Try:
   curl -s %s/api/v1/send -d api_key=%s -d to=bob -d amount=1000 -d currency=BTC
   curl -s %s/api/v1/getbalance -d api_key=%s -d currency=BTC
 
-`, f.ID, f.Name, key, note, demoDogeAddress, baseURL, key, baseURL, key)
+`, f.ID, f.Name, key, note, demoDogeAddress, baseURL, logins[0].username, logins[0].password, logins[1].username, logins[1].password,
+		loginsPath, baseURL, key, baseURL, key)
 	return nil
+}
+
+// demoLoginsFile keeps the demo owner's and a recipient's console
+// passwords between starts, beside the demo key and like it (0600):
+// passwords are stored hashed, so the database cannot tell them again.
+const demoLoginsFile = "demo-logins"
+
+type demoLogin struct{ username, password string }
+
+// demoLogins gives the demo owner and alice passwords for the console:
+// the ones kept in path while they still work, else new ones, set and
+// kept there.
+func demoLogins(ctx context.Context, svc *app.App, path string) ([]demoLogin, error) {
+	kept := map[string]string{}
+	if b, err := os.ReadFile(path); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if name, pw, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+				kept[name] = pw
+			}
+		}
+	}
+	var out []demoLogin
+	var text []string
+	for _, name := range []string{demoOwner, "alice"} {
+		u, err := svc.Users.ByUsername(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		pw := kept[name]
+		if pw == "" || u.PasswordHash == "" || !user.CheckPassword(u.PasswordHash, pw) {
+			pw = newDemoPassword()
+			hash := user.HashPassword(pw)
+			if err := svc.Store.Transact(ctx, func(tx store.Tx) error {
+				return tx.UserSetPassword(ctx, &store.UserSetPasswordParams{ID: u.ID, PasswordHash: hash})
+			}); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, demoLogin{name, pw})
+		text = append(text, name+" "+pw)
+	}
+	if err := writePrivate(path, strings.Join(text, "\n")); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// newDemoPassword is 80 random bits as four groups of letters and digits.
+func newDemoPassword() string {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	s := strings.ToLower(base32.StdEncoding.EncodeToString(b))
+	return s[0:4] + "-" + s[4:8] + "-" + s[8:12] + "-" + s[12:16]
 }
 
 // keptDemoKey is the key kept at path if it is still f's, else "".
