@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +60,8 @@ func chromiumPath(t *testing.T) string {
 type consoleServer struct {
 	base, ownerPassword, alicePassword string
 	log                                *lockedBuffer
+	stop                               func()
+	done                               chan struct{}
 }
 
 var (
@@ -65,11 +69,11 @@ var (
 	aliceLine = regexp.MustCompile(`recipient:\s+alice\s+password (\S+)`)
 )
 
-func startConsole(t *testing.T) *consoleServer {
+func startConsole(t *testing.T, dataDir string) *consoleServer {
 	t.Helper()
-	cmd := exec.Command(dripBin, "serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	cmd := exec.Command(dripBin, "serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
 	cmd.Env = append(os.Environ(), "DRIP_LOG_LEVEL=info")
-	s := &consoleServer{log: &lockedBuffer{}}
+	s := &consoleServer{log: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = s.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -80,12 +84,17 @@ func startConsole(t *testing.T) *consoleServer {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		logs := bytes.NewBufferString(s.log.String()) // checked for secrets when the suite ends
-		noteLog(logs)
-	})
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			<-done
+			logs := bytes.NewBufferString(s.log.String()) // checked for secrets when the suite ends
+			noteLog(logs)
+			close(s.done)
+		})
+	}
+	t.Cleanup(s.stop)
 	found := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -162,7 +171,7 @@ func shotsDir(t *testing.T) string {
 func TestBrowserConsoleAccounts(t *testing.T) {
 	t.Parallel()
 	chromium := chromiumPath(t)
-	s := startConsole(t)
+	s := startConsole(t, t.TempDir())
 	dir := shotsDir(t)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
@@ -365,4 +374,34 @@ func TestBrowserConsoleAccounts(t *testing.T) {
 	run("alice's account", title("Account security"))
 	noteCookies()
 	logout()
+}
+
+// TestConsoleDemoLogins: serve --demo prints logins that work, keeps them
+// in the data directory readable by its owner only, and a restart prints
+// the same ones.
+func TestConsoleDemoLogins(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	s := startConsole(t, dataDir)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range []struct{ user, password string }{{"demo_owner", s.ownerPassword}, {"alice", s.alicePassword}} {
+		res, err := client.PostForm(s.base+"/login", url.Values{"identifier": {c.user}, "password": {c.password}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/account" || len(res.Cookies()) != 1 {
+			t.Fatalf("%s's demo login: %d to %q", c.user, res.StatusCode, res.Header.Get("Location"))
+		}
+		noteSecret("a session token", res.Cookies()[0].Value)
+	}
+	fi, err := os.Stat(filepath.Join(dataDir, "demo-logins"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("demo-logins: %v, mode %v, want 0600", err, fi.Mode())
+	}
+	s.stop()
+	again := startConsole(t, dataDir)
+	if again.ownerPassword != s.ownerPassword || again.alicePassword != s.alicePassword {
+		t.Error("a restart printed other demo passwords")
+	}
 }
