@@ -157,6 +157,12 @@ func TestSessionIDChangesAtLoginAndAfterSecondFactor(t *testing.T) {
 	if b.token() == first || b.token() == "planted-by-someone-else" {
 		t.Fatal("the session id did not change at login")
 	}
+	// Logging in again ends the browser's previous session.
+	second := b.token()
+	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/account")
+	stale := f.browser()
+	stale.cookies["drip_session"] = &http.Cookie{Name: "drip_session", Value: second}
+	stale.get("/account").want(t, 303, "/login")
 	secret, _ := f.enrol(b)
 	b.post("/logout").want(t, 303, "/login?done=logout")
 	if b.token() != "" {

@@ -88,6 +88,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, h.failure(r, p, err), "login", p, err)
 		return
 	}
+	// The browser's previous session, if any, ends: one browser, one session.
+	if prev, err := h.acc.SessionForSecondFactor(r.Context(), h.token(r)); err == nil && prev.ID != sess.ID {
+		if err := h.acc.Logout(r.Context(), prev, h.ip(r)); err != nil {
+			h.log.WarnContext(r.Context(), "console: ending the previous session failed", "err", err)
+		}
+	}
 	h.setSession(w, token)
 	if sess.Pending() {
 		redirect(w, r, "/login/code")
