@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/pquerna/otp/totp"
+
+	"github.com/dripfaucet/drip/internal/user"
 )
 
 // lockedBuffer is a drip process's stderr, read while it runs.
@@ -403,5 +407,62 @@ func TestConsoleDemoLogins(t *testing.T) {
 	again := startConsole(t, dataDir)
 	if again.ownerPassword != s.ownerPassword || again.alicePassword != s.alicePassword {
 		t.Error("a restart printed other demo passwords")
+	}
+}
+
+// TestConsoleTwoNodes: two drip serve processes on one PostgreSQL and one
+// Redis share the console's sessions (log in on one, act on the other,
+// log out on the other) and its login throttle.
+func TestConsoleTwoNodes(t *testing.T) {
+	fx := newNodesFixture(t, "Console")
+	const pw = "a password for two nodes"
+	if _, err := fx.app.Users.Create(context.Background(), user.CreateParams{Username: "carol", Email: "carol@example.com",
+		Password: pw, Verified: true}); err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("drip:test:%d:", time.Now().UnixNano())
+	args := []string{"--database-url", fx.dbURL, "--redis-url", fx.redisURL, "--redis-prefix", prefix}
+	a, b := startNode(t, args...), startNode(t, args...)
+	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, url string, form url.Values, cookie *http.Cookie) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	login := do("POST", a+"/login", url.Values{"identifier": {"carol"}, "password": {pw}}, nil)
+	if login.StatusCode != http.StatusSeeOther || len(login.Cookies()) != 1 {
+		t.Fatalf("login on node A: %d", login.StatusCode)
+	}
+	cookie := login.Cookies()[0]
+	noteSecret("a session token", cookie.Value)
+	if res := do("GET", b+"/account", nil, cookie); res.StatusCode != http.StatusOK {
+		t.Fatalf("the session on node B: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res := do("POST", b+"/logout", nil, cookie); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout on node B: %d", res.StatusCode)
+	}
+	if res := do("GET", a+"/account", nil, cookie); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/login" {
+		t.Fatalf("node A after the logout on B: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	// Five wrong passwords spread over both nodes use the account's five
+	// attempts: the sixth, right or not, is refused on either.
+	for i := range 5 {
+		do("POST", []string{a, b}[i%2]+"/login", url.Values{"identifier": {"carol"}, "password": {"wrong password " + strconv.Itoa(i)}}, nil)
+	}
+	if res := do("POST", a+"/login", url.Values{"identifier": {"carol"}, "password": {pw}}, nil); res.StatusCode != http.StatusTooManyRequests ||
+		res.Header.Get("Retry-After") == "" {
+		t.Fatalf("the sixth login attempt: %d, Retry-After %q; want 429 with Retry-After", res.StatusCode, res.Header.Get("Retry-After"))
 	}
 }

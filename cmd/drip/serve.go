@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/account"
 	"github.com/dripfaucet/drip/internal/app"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/ledger"
@@ -133,6 +134,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts.Prices = prices
+	var accountLimiters app.AccountLimiters // in memory, per node, without Redis
 	if *redisURL != "" {
 		ratelimit.RouteRedisLogs(log) // process-wide: go-redis has one logger
 		limiter, err := ratelimit.NewRedisPrefixed(*redisURL, *redisPrefix, rate, log)
@@ -148,6 +150,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			defer callers.Close()
 			opts.CallerLimiter = callers
+		}
+		// The console's login throttles are shared too, so that guesses
+		// spread over the nodes count as one (their buckets are named
+		// login-ip:..., login-user:..., code-user:...).
+		for _, l := range []struct {
+			cfg ratelimit.Config
+			to  *ratelimit.Limiter
+		}{{account.DefaultLoginPerAccount, &accountLimiters.Account}, {account.DefaultLoginPerIP, &accountLimiters.IP}} {
+			r, err := ratelimit.NewRedisPrefixed(*redisURL, *redisPrefix, l.cfg, log)
+			if err != nil {
+				return fmt.Errorf("--redis-url: %w", err)
+			}
+			defer r.Close()
+			*l.to = r
 		}
 	}
 	svc, err := openApp(ctx, d, opts)
@@ -186,7 +202,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String()
 	}
-	if err := svc.OpenAccounts(ctx, base); err != nil {
+	if err := svc.OpenAccounts(ctx, base, accountLimiters); err != nil {
 		ln.Close()
 		if mcpLn != nil {
 			mcpLn.Close()

@@ -152,17 +152,24 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	return a, nil
 }
 
+// AccountLimiters count the console's login and code attempts per
+// account and per IP; a nil one is in memory, per node (pass Redis ones
+// to share the counts across nodes, D40).
+type AccountLimiters struct {
+	Account, IP ratelimit.Limiter
+}
+
 // OpenAccounts builds the accounts service (D10, D15) of a service
 // served at baseURL, where its emailed links point, through the app's
 // mail sender (written to the log without one); Handler mounts the
 // console's pages from then on.
-func (a *App) OpenAccounts(ctx context.Context, baseURL string) error {
+func (a *App) OpenAccounts(ctx context.Context, baseURL string, limiters AccountLimiters) error {
 	// The console checks the URL (the cookie's Secure depends on it).
 	if _, err := console.New(console.Deps{Accounts: &account.Service{}, BaseURL: baseURL}); err != nil {
 		return err
 	}
 	svc, err := account.New(ctx, account.Params{Store: a.Store, Users: a.Users, Mail: a.mail, Log: a.Log, Now: a.Now,
-		Config: account.Config{BaseURL: baseURL}})
+		Config: account.Config{BaseURL: baseURL}, AccountLimiter: limiters.Account, IPLimiter: limiters.IP})
 	if err != nil {
 		return err
 	}
