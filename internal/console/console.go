@@ -95,7 +95,7 @@ func New(d Deps) (*Handler, error) {
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New("layout.html").ParseFS(files, "templates/layout.html", "templates/"+e.Name())
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+e.Name())
 		if err != nil {
 			return nil, err
 		}
@@ -113,6 +113,13 @@ func New(d Deps) (*Handler, error) {
 	}))
 	h.next = cop.Handler(mux)
 	return h, nil
+}
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	// event reads a security log kind as words: "second_factor_passed"
+	// is "second factor passed".
+	"event": func(kind string) string { return strings.ReplaceAll(kind, "_", " ") },
 }
 
 func isLoopback(host string) bool {

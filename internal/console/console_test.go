@@ -97,7 +97,7 @@ func TestSignUpVerifyLogIn(t *testing.T) {
 				t.Fatalf("session cookie %+v, want drip_session HttpOnly, SameSite=Lax, not Secure on http://127.0.0.1", c)
 			}
 			contains(t, "security page", b.get("/account").want(t, 200, "").body, "alice@example.com", "Turn on two-factor authentication",
-				"TestBrowser/1.0", "This session", "email_verified", "login")
+				"TestBrowser/1.0", "This session", "<td>email verified</td>", "<td>login</td>")
 		})
 	}
 }
@@ -247,7 +247,7 @@ func TestTwoFactor(t *testing.T) {
 		t.Fatalf("%d recovery codes shown, want 10", len(recovery))
 	}
 	after := b.get("/account").want(t, 200, "")
-	contains(t, "security page with 2FA on", after.body, "Recovery codes left: <strong>10</strong>", "totp_enabled")
+	contains(t, "security page with 2FA on", after.body, "Recovery codes left: <strong>10</strong>", "totp enabled")
 	lacks(t, "security page after the codes' page", after.body, append([]string{secret}, recovery...)...)
 
 	// Log in with the current code, then again with the same code: refused.
@@ -275,7 +275,7 @@ func TestTwoFactor(t *testing.T) {
 		`<p class="field-error" id="code-error">Wrong code`)
 	f.clock.Advance(6 * time.Minute)
 	b.post("/account/totp/disable", "code", f.code(secret)).want(t, 303, "/account?done=totp-off")
-	contains(t, "security page with 2FA off", b.get("/account?done=totp-off").body, "Two-factor authentication is off.", "totp_disabled")
+	contains(t, "security page with 2FA off", b.get("/account?done=totp-off").body, "Two-factor authentication is off.", "totp disabled")
 }
 
 // A sensitive action more than 15 minutes after the last code asks for a
@@ -311,7 +311,7 @@ func TestSensitiveActionAsksForCodeAgain(t *testing.T) {
 	token := f.mail.link(t, "new@example.com")
 	f.secret("an emailed token", token)
 	b.post("/verify", "token", token).want(t, 303, "/account?done=verified")
-	contains(t, "security page", b.get("/account").body, "new@example.com", "password_changed", "email_changed")
+	contains(t, "security page", b.get("/account").body, "new@example.com", "password changed", "email changed")
 
 	// Without a second factor, the password confirms.
 	f.clock.Advance(30 * time.Second)
@@ -341,7 +341,7 @@ func TestSessionsSignOutElsewhere(t *testing.T) {
 	a.post("/account/sessions/others/end").want(t, 303, "/account?done=others")
 	other.get("/account").want(t, 303, "/login")
 	third.get("/account").want(t, 303, "/login")
-	contains(t, "security page", a.get("/account?done=others").body, "Your other sessions are signed out.", "sessions_revoked")
+	contains(t, "security page", a.get("/account?done=others").body, "Your other sessions are signed out.", "sessions revoked")
 	a.post("/account/sessions/999999/end").want(t, 404, "")
 }
 
