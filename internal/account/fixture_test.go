@@ -13,6 +13,7 @@ import (
 
 	"github.com/pquerna/otp/totp"
 
+	"github.com/dripfaucet/drip/internal/clocktest"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/store"
@@ -22,24 +23,6 @@ import (
 
 // t0 is 5 s into a TOTP step, so tests know which step a time falls in.
 var t0 = time.Date(2026, 11, 25, 9, 0, 5, 0, time.UTC)
-
-// clock is the injected time every test moves by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // outbox is a mail.Sender that keeps what it is given; fail makes it
 // refuse, as an SMTP server that is down.
@@ -114,7 +97,7 @@ type fixture struct {
 	t     *testing.T
 	ctx   context.Context
 	st    store.Store
-	clock *clock
+	clock *clocktest.Clock
 	mail  *outbox
 	logs  *syncBuffer
 	svc   *Service
@@ -135,7 +118,7 @@ func engines(t *testing.T, fn func(t *testing.T, f *fixture)) {
 
 func newFixture(t *testing.T, st store.Store, cfg Config) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: context.Background(), st: st, clock: &clock{now: t0}, mail: &outbox{}, logs: &syncBuffer{}}
+	f := &fixture{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), mail: &outbox{}, logs: &syncBuffer{}}
 	cfg.BaseURL = "https://drip.example.com/"
 	f.cfg = cfg
 	var err error

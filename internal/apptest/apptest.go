@@ -12,13 +12,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/app"
+	"github.com/dripfaucet/drip/internal/clocktest"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/price"
@@ -27,27 +27,11 @@ import (
 	"github.com/dripfaucet/drip/internal/user"
 )
 
-// Clock is a settable clock, safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// Clock is a settable clock, safe for concurrent use (clocktest.Clock).
+type Clock = clocktest.Clock
 
 // NewClock starts at t.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
-
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+func NewClock(t time.Time) *Clock { return clocktest.New(t) }
 
 // Env is a running application.
 type Env struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/dripfaucet/drip/internal/account"
+	"github.com/dripfaucet/drip/internal/clocktest"
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/storetest"
@@ -26,23 +27,6 @@ import (
 
 // t0 is 5 s into a TOTP step.
 var t0 = time.Date(2026, 11, 25, 9, 0, 5, 0, time.UTC)
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // outbox keeps the emails sent.
 type outbox struct {
@@ -93,7 +77,7 @@ func (b *syncBuffer) String() string {
 type fixture struct {
 	t       *testing.T
 	st      store.Store
-	clock   *clock
+	clock   *clocktest.Clock
 	mail    *outbox
 	logs    *syncBuffer
 	acc     *account.Service
@@ -105,7 +89,7 @@ const password = "correct horse battery"
 
 func newFixture(t *testing.T, st store.Store, baseURL string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, st: st, clock: &clock{now: t0}, mail: &outbox{}, logs: &syncBuffer{}, secrets: map[string]string{}}
+	f := &fixture{t: t, st: st, clock: clocktest.New(t0), mail: &outbox{}, logs: &syncBuffer{}, secrets: map[string]string{}}
 	log := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
 	users, err := user.NewRegistry(ctx, st, f.clock.Now)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/clocktest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -54,26 +56,9 @@ func (g *gecko) hitCount() int {
 }
 
 // clock is a settable time source shared by a test and the feed.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type feedFixture struct {
 	gecko *gecko
-	clock *clock
+	clock *clocktest.Clock
 	feed  *Feed
 	url   string
 }
@@ -87,7 +72,7 @@ func newFeedFixture(t *testing.T) *feedFixture {
 	g := &gecko{status: http.StatusOK, body: firstReply}
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	c := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	u := srv.URL + "/api/v3/simple/price?x_cg_demo_api_key=s3cret"
 	f := NewFeed(FeedConfig{URL: u, MaxAge: 10 * time.Minute, Client: srv.Client(), Now: c.Now})
 	return &feedFixture{gecko: g, clock: c, feed: f, url: srv.URL}

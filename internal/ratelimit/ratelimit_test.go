@@ -5,21 +5,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/clocktest"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // TestMemoryBucket: D40 — bursts to 120, then 60 a minute, per key.
 func TestMemoryBucket(t *testing.T) {
 	t.Parallel()
-	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := NewMemory(Default, c.now)
+	c := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	m := NewMemory(Default, c.Now)
 	ctx := context.Background()
 	for i := 1; i <= 120; i++ {
 		d, _ := m.Allow(ctx, "k")
@@ -37,14 +31,14 @@ func TestMemoryBucket(t *testing.T) {
 	if other, _ := m.Allow(ctx, "other"); !other.Allowed {
 		t.Fatal("another key shares the bucket")
 	}
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	if d, _ := m.Allow(ctx, "k"); !d.Allowed {
 		t.Fatal("one token did not refill after a second (60/minute)")
 	}
 	if d, _ := m.Allow(ctx, "k"); d.Allowed {
 		t.Fatal("refilled more than one token in a second")
 	}
-	c.advance(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	if d, _ := m.Allow(ctx, "k"); !d.Allowed || d.Remaining != 119 {
 		t.Fatalf("after two idle minutes: %+v, want a full bucket", d)
 	}
@@ -53,8 +47,8 @@ func TestMemoryBucket(t *testing.T) {
 // TestMemoryConcurrent: racing requests never take more than the burst.
 func TestMemoryConcurrent(t *testing.T) {
 	t.Parallel()
-	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	m := NewMemory(Config{PerMinute: 60, Burst: 50}, c.now)
+	c := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	m := NewMemory(Config{PerMinute: 60, Burst: 50}, c.Now)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	allowed := 0
