@@ -18,30 +18,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/logtest"
+
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/pquerna/otp/totp"
 
 	"github.com/dripfaucet/drip/internal/user"
 )
-
-// lockedBuffer is a drip process's stderr, read while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // chromiumPath finds a Chromium for the browser tests: DRIP_CHROMIUM, or
 // chromium or chromium-headless-shell on PATH; else the test is skipped.
@@ -63,7 +47,7 @@ func chromiumPath(t *testing.T) string {
 // log (where, without --smtp-url, the emails are).
 type consoleServer struct {
 	base, ownerPassword, alicePassword string
-	log                                *lockedBuffer
+	log                                *logtest.Buffer
 	stop                               func()
 	done                               chan struct{}
 }
@@ -77,7 +61,7 @@ func startConsole(t *testing.T, dataDir string) *consoleServer {
 	t.Helper()
 	cmd := exec.Command(dripBin, "serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
 	cmd.Env = append(os.Environ(), "DRIP_LOG_LEVEL=info")
-	s := &consoleServer{log: &lockedBuffer{}, done: make(chan struct{})}
+	s := &consoleServer{log: &logtest.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = s.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,7 +1,6 @@
 package account
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/logtest"
 
 	"github.com/pquerna/otp/totp"
 
@@ -75,31 +76,13 @@ func (o *outbox) link(t testing.TB, to, path string) string {
 	return m[2]
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type fixture struct {
 	t     *testing.T
 	ctx   context.Context
 	st    store.Store
 	clock *clocktest.Clock
 	mail  *outbox
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 	svc   *Service
 	users *user.Registry
 	cfg   Config
@@ -118,7 +101,7 @@ func engines(t *testing.T, fn func(t *testing.T, f *fixture)) {
 
 func newFixture(t *testing.T, st store.Store, cfg Config) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), mail: &outbox{}, logs: &syncBuffer{}}
+	f := &fixture{t: t, ctx: context.Background(), st: st, clock: clocktest.New(t0), mail: &outbox{}, logs: &logtest.Buffer{}}
 	cfg.BaseURL = "https://drip.example.com/"
 	f.cfg = cfg
 	var err error

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/logtest"
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
@@ -57,29 +58,12 @@ func (o *outbox) link(t testing.TB, to string) string {
 	return ""
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type fixture struct {
 	t       *testing.T
 	st      store.Store
 	clock   *clocktest.Clock
 	mail    *outbox
-	logs    *syncBuffer
+	logs    *logtest.Buffer
 	acc     *account.Service
 	h       *Handler
 	secrets map[string]string // what must never be logged, by what it is
@@ -89,7 +73,7 @@ const password = "correct horse battery"
 
 func newFixture(t *testing.T, st store.Store, baseURL string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, st: st, clock: clocktest.New(t0), mail: &outbox{}, logs: &syncBuffer{}, secrets: map[string]string{}}
+	f := &fixture{t: t, st: st, clock: clocktest.New(t0), mail: &outbox{}, logs: &logtest.Buffer{}, secrets: map[string]string{}}
 	log := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx := context.Background()
 	users, err := user.NewRegistry(ctx, st, f.clock.Now)

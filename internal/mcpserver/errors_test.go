@@ -1,14 +1,14 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dripfaucet/drip/internal/logtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -273,7 +273,7 @@ func TestBatchesAreRefused(t *testing.T) {
 // logged with the tool's name and its stack, a manage tool's call is
 // recorded in the audit log as failed, and the server goes on serving.
 func TestToolPanic(t *testing.T) {
-	var logged syncBuffer
+	var logged logtest.Buffer
 	log := slog.New(slog.NewJSONHandler(&logged, nil))
 	boom := func() { panic("boom: the tool's secret state") }
 	handler := func(d mcpserver.Deps) *mcpserver.Handler { return mcpserver.NewWithTool(d, "explode", true, boom) }
@@ -299,22 +299,4 @@ func TestToolPanic(t *testing.T) {
 			}
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for the log of concurrent requests.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

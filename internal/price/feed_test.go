@@ -1,7 +1,6 @@
 package price
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/logtest"
 
 	"github.com/dripfaucet/drip/internal/clocktest"
 
@@ -281,30 +282,12 @@ func TestFeedURL(t *testing.T) {
 	}
 }
 
-// syncBuffer lets Run's goroutine log while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestFeedRun(t *testing.T) {
 	t.Parallel()
 	g := &gecko{status: http.StatusInternalServerError, body: `{}`}
 	srv := httptest.NewServer(g)
 	defer srv.Close()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	f := NewFeed(FeedConfig{
 		URL:    srv.URL + "/simple/price?x_cg_demo_api_key=s3cret",
 		Every:  5 * time.Millisecond,

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/logtest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -34,7 +36,7 @@ func TestNewRedisStartsWithoutRedis(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			addr := tt.addr(t)
-			var logs syncBuffer
+			var logs logtest.Buffer
 			start := time.Now()
 			r, err := NewRedis("redis://:s3cret@"+addr+"/0", Config{PerMinute: 1, Burst: 2}, slog.New(slog.NewTextHandler(&logs, nil)))
 			took := time.Since(start)
@@ -77,7 +79,7 @@ func TestRedisJoinsWhenRedisAnswers(t *testing.T) {
 	at := *target
 	at.Host = addr
 	prefix := testPrefix()
-	var logs [2]syncBuffer
+	var logs [2]logtest.Buffer
 	var a, b *Redis
 	for i, node := range []**Redis{&a, &b} {
 		r, err := newRedis(at.String(), prefix, Config{PerMinute: 1, Burst: 5}, slog.New(slog.NewTextHandler(&logs[i], nil)), 10*time.Second)
@@ -98,7 +100,7 @@ func TestRedisJoinsWhenRedisAnswers(t *testing.T) {
 
 	// rejoin takes requests from r until r logs that Redis answers again,
 	// and returns the decision that found it answering.
-	rejoin := func(name string, r *Redis, log *syncBuffer) Decision {
+	rejoin := func(name string, r *Redis, log *logtest.Buffer) Decision {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for {
@@ -179,7 +181,7 @@ func TestRedisPing(t *testing.T) {
 	p := startProxy(t, target.Host)
 	proxied := *target
 	proxied.Host = p.addr()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	r, err := NewRedis(proxied.String(), Default, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/logtest"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/google/go-cmp/cmp"
@@ -115,7 +116,7 @@ func TestRedisFallsBackWhileDown(t *testing.T) {
 	p := startProxy(t, target.Host)
 	proxied := *target
 	proxied.Host = p.addr()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	r, err := NewRedis(proxied.String(), Config{PerMinute: 1, Burst: 5}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +239,7 @@ func TestRedisHangsOneProbe(t *testing.T) {
 // counting as a Redis outage.
 func TestRedisCallerGivesUp(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	r, err := NewRedis(testRedisURL(t), Config{PerMinute: 60, Burst: 5}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -457,23 +458,6 @@ func closedAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestNewRedisErrorsNeverQuoteTheURL: a malformed URL is refused without

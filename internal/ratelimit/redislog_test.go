@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dripfaucet/drip/internal/logtest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -52,7 +54,7 @@ func TestRedisLogPrintf(t *testing.T) {
 // password appears nowhere. Not parallel: go-redis's logger is the
 // process's.
 func TestRouteRedisLogs(t *testing.T) {
-	var buf syncBuffer
+	var buf logtest.Buffer
 	RouteRedisLogs(slog.New(slog.NewJSONHandler(&buf, nil)))
 	t.Cleanup(func() { RouteRedisLogs(slog.Default()) })
 	addr := closedAddr(t)

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,8 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dripfaucet/drip/internal/logtest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -33,31 +33,13 @@ type env struct {
 	engine  string
 	listing *listing.Service
 	dir     *httptest.Server
-	log     *lockedBuffer
-}
-
-// lockedBuffer is a log sink that handler goroutines and the test share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	log     *logtest.Buffer
 }
 
 func newEnv(t *testing.T, engine string, st store.Store) *env {
 	t.Helper()
 	a := apptest.New(t, st, apptest.Options{})
-	e := &env{Env: a, engine: engine, listing: listing.NewService(st, a.App.Coins, a.Clock.Now), log: &lockedBuffer{}}
+	e := &env{Env: a, engine: engine, listing: listing.NewService(st, a.App.Coins, a.Clock.Now), log: &logtest.Buffer{}}
 	e.serve(t, e.listing)
 	if err := e.listing.SetCost(context.Background(), "BTC", cost); err != nil {
 		t.Fatal(err)
