@@ -50,6 +50,9 @@ type Options struct {
 	DefaultCoin string
 	Handler     app.HandlerOptions
 	Prices      price.Source // USD prices (D60); the built-in static table when nil
+	// Console opens the accounts service and serves the web console's
+	// pages (issue 11), at the test server's own address.
+	Console bool
 }
 
 // New starts the application over st.
@@ -61,7 +64,16 @@ func New(t testing.TB, st store.Store, opts Options) *Env {
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}
-	srv := httptest.NewServer(a.Handler(opts.Handler))
+	srv := httptest.NewUnstartedServer(nil)
+	if opts.Console {
+		// The emailed links and the cookie's Secure follow the address
+		// the console is served at: the listener's, known before start.
+		if err := a.OpenAccounts(context.Background(), "http://"+srv.Listener.Addr().String(), app.AccountLimiters{}); err != nil {
+			t.Fatalf("accounts: %v", err)
+		}
+	}
+	srv.Config.Handler = a.Handler(opts.Handler)
+	srv.Start()
 	t.Cleanup(a.Close) // cleanups run last-first: the server closes, then the ledger
 	t.Cleanup(srv.Close)
 	return &Env{App: a, Server: srv, Clock: clock}

@@ -23,14 +23,24 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/account"
+	"github.com/dripfaucet/drip/internal/audit"
+	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/key"
+	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/listing"
+	"github.com/dripfaucet/drip/internal/operation"
+	"github.com/dripfaucet/drip/internal/price"
+	"github.com/dripfaucet/drip/internal/store"
+	"github.com/dripfaucet/drip/internal/user"
 )
 
 //go:embed templates assets
 var files embed.FS
 
 // Patterns are the paths the console answers, for the server's mux.
-var Patterns = []string{"/signup", "/signup/", "/verify", "/verify/", "/login", "/login/", "/logout",
+var Patterns = []string{"/{$}", "/wallet", "/wallet/", "/manage", "/manage/", "/operator", "/operator/", "/signup", "/signup/", "/verify", "/verify/", "/login", "/login/", "/logout",
 	"/forgot", "/reset", "/account", "/account/", StylePath}
 
 // StylePath is the console's stylesheet, the only file a page loads.
@@ -39,7 +49,21 @@ const StylePath = "/assets/console.css"
 // Deps are what New needs.
 type Deps struct {
 	Accounts *account.Service
-	Log      *slog.Logger
+	// The services behind the wallet, faucet and operator pages: a page
+	// calls the operation or service that v2 and the tool server call,
+	// never a copy of its rules (issue 7).
+	Ops     *operation.Service
+	Store   store.Store
+	Users   *user.Registry
+	Faucets *faucet.Service
+	Keys    *key.Service
+	Coins   *coin.Catalog
+	Ledger  *ledger.Ledger
+	Listing *listing.Service
+	Audit   *audit.Service
+	Prices  price.Source
+	Now     func() time.Time
+	Log     *slog.Logger
 	// BaseURL is where drip is served (--base-url): its scheme and host
 	// decide whether the cookie is Secure (always, except on plain-http
 	// localhost).
@@ -51,6 +75,7 @@ type Deps struct {
 
 // Handler serves the console's pages.
 type Handler struct {
+	d        Deps
 	acc      *account.Service
 	log      *slog.Logger
 	clientIP func(*http.Request) netip.Addr
@@ -74,7 +99,10 @@ func New(d Deps) (*Handler, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errors.New("console: BaseURL must be an http or https URL")
 	}
-	h := &Handler{acc: d.Accounts, log: d.Log, clientIP: d.ClientIP, pages: map[string]*template.Template{}}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	h := &Handler{d: d, acc: d.Accounts, log: d.Log, clientIP: d.ClientIP, pages: map[string]*template.Template{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -161,9 +189,20 @@ func (h *Handler) routes(mux *http.ServeMux) {
 	mux.Handle("POST /account/confirm", h.auth(h.confirm))
 	mux.Handle("POST /account/sessions/{id}/end", h.auth(h.endSession))
 	mux.Handle("POST /account/sessions/others/end", h.auth(h.endOtherSessions))
+	mux.HandleFunc("GET /{$}", h.home)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "problem", &page{Title: "Not found", Error: "There is no such page."}, nil)
 	})
+}
+
+// home is the console's front door: the wallet for a logged-in visitor,
+// the login page for anyone else.
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.acc.Authenticate(r.Context(), h.token(r)); err == nil {
+		redirect(w, r, "/wallet")
+		return
+	}
+	redirect(w, r, "/login")
 }
 
 func (h *Handler) serveStyle(w http.ResponseWriter, r *http.Request) {
@@ -177,6 +216,8 @@ func (h *Handler) serveStyle(w http.ResponseWriter, r *http.Request) {
 type page struct {
 	Title  string
 	User   *drip.User        // the logged-in user, for the header; nil when none
+	Nav    string            // the header's section to mark: wallet, manage, operator or account
+	Wide   bool              // a page of tables, in the wider column
 	Flash  string            // a fixed notice ("Your password was changed.")
 	Error  string            // an error about the whole form
 	Fields map[string]string // errors next to their fields, by field name
@@ -189,6 +230,9 @@ type page struct {
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page, err error) {
 	if p.Form == nil {
 		p.Form = map[string]string{}
+	}
+	if p.Nav == "" {
+		p.Nav = section(r.URL.Path)
 	}
 	var body bytes.Buffer
 	t, ok := h.pages[name]
@@ -215,6 +259,16 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body.Bytes())
+}
+
+// section is the header's section of a path.
+func section(path string) string {
+	for _, s := range []string{"wallet", "manage", "operator", "account"} {
+		if path == "/"+s || strings.HasPrefix(path, "/"+s+"/") {
+			return s
+		}
+	}
+	return ""
 }
 
 // statuses is the one table from an error's code to the page's status.
