@@ -287,11 +287,11 @@ func TestSensitiveActionAsksForCodeAgain(t *testing.T) {
 	secret, _ := f.enrol(b)
 	f.clock.Advance(16 * time.Minute)
 	b.get("/account").want(t, 200, "") // keeps the session from idling out
-	b.get("/account/password").want(t, 303, "/account/confirm?next=password")
-	b.post("/account/password", "current", password, "password", "a new long password").want(t, 303, "/account/confirm?next=password")
-	b.post("/account/email", "email", "new@example.com").want(t, 303, "/account/confirm?next=email")
+	b.get("/account/password").want(t, 303, "/account/confirm?next=%2Faccount%2Fpassword")
+	b.post("/account/password", "current", password, "password", "a new long password").want(t, 303, "/account/confirm?next=%2Faccount%2Fpassword")
+	b.post("/account/email", "email", "new@example.com").want(t, 303, "/account/confirm?next=%2Faccount%2Femail")
 	page := b.get("/account/confirm?next=password").want(t, 200, "")
-	contains(t, "re-verification page", page.body, `<label for="code">`, `name="next" value="password"`)
+	contains(t, "re-verification page", page.body, `<label for="code">`, `name="next" value="/account/password"`)
 	before := b.token()
 	contains(t, "a wrong code", b.post("/account/confirm", "next", "password", "code", "000000").want(t, 422, "").body, `id="code-error"`)
 	b.post("/account/confirm", "next", "password", "code", f.code(secret)).want(t, 303, "/account/password?done=confirmed")
@@ -317,7 +317,7 @@ func TestSensitiveActionAsksForCodeAgain(t *testing.T) {
 	f.clock.Advance(30 * time.Second)
 	b.post("/account/totp/disable", "code", f.code(secret)).want(t, 303, "/account?done=totp-off")
 	f.clock.Advance(16 * time.Minute)
-	b.get("/account/email").want(t, 303, "/account/confirm?next=email")
+	b.get("/account/email").want(t, 303, "/account/confirm?next=%2Faccount%2Femail")
 	contains(t, "re-verification by password", b.get("/account/confirm?next=email").body, `<label for="password">Your password`)
 	b.post("/account/confirm", "next", "email", "password", "a new long password").want(t, 303, "/account/email?done=confirmed")
 	// next only ever names drip's own pages
@@ -397,4 +397,28 @@ func TestUnknownPage(t *testing.T) {
 	contains(t, "unknown page", f.browser().get("/account/nope").want(t, 404, "").body, "There is no such page.")
 	f.signUp("alice")
 	contains(t, "unknown page", f.login("alice").get("/signup/nope").want(t, 404, "").body, "There is no such page.")
+}
+
+// The confirm page sends the browser back only to the console's own
+// pages: never off the site, whatever next says.
+func TestNextPageStaysOnSite(t *testing.T) {
+	t.Parallel()
+	for next, want := range map[string]string{
+		"password": "/account/password", "email": "/account/email",
+		"/manage/7/keys":           "/manage/7/keys",
+		"/manage/7/keys?step=mint": "/manage/7/keys?step=mint",
+		"/operator/users":          "/operator/users",
+		"":                         "", "nope": "", "/": "", "/login": "",
+		"//evil.example/account":        "",
+		"https://evil.example/manage/1": "",
+		"/\\evil.example/manage":        "",
+		"/manage/1\r\nSet-Cookie: x=y":  "",
+		"javascript:alert(1)//manage":   "",
+		"http:/manage/1":                "",
+		"/accounting":                   "",
+	} {
+		if got := nextPage(next); got != want {
+			t.Errorf("nextPage(%q) = %q, want %q", next, got, want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	qrcode "github.com/skip2/go-qrcode"
 
@@ -158,7 +159,7 @@ var sensitive = map[string]string{"password": "Change your password", "email": "
 func (h *Handler) sensitivePage(name string) func(http.ResponseWriter, *http.Request, *account.Session) {
 	return func(w http.ResponseWriter, r *http.Request, sess *account.Session) {
 		if !h.acc.RecentlyVerified(sess) {
-			redirect(w, r, "/account/confirm?next="+name)
+			h.reverify(w, r, "/account/"+name)
 			return
 		}
 		h.render(w, r, http.StatusOK, name, &page{Title: sensitive[name], User: sess.User, Rules: account.PasswordRules, Flash: flash(r)}, nil)
@@ -168,7 +169,7 @@ func (h *Handler) sensitivePage(name string) func(http.ResponseWriter, *http.Req
 func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request, sess *account.Session) {
 	err := h.acc.ChangePassword(r.Context(), sess, r.PostFormValue("current"), r.PostFormValue("password"), h.ip(r))
 	if errors.Is(err, account.ErrReverify) {
-		redirect(w, r, "/account/confirm?next=password")
+		h.reverify(w, r, "/account/password")
 		return
 	}
 	if err != nil {
@@ -183,7 +184,7 @@ func (h *Handler) changeEmail(w http.ResponseWriter, r *http.Request, sess *acco
 	email := r.PostFormValue("email")
 	err := h.acc.ChangeEmail(r.Context(), sess, email, h.ip(r))
 	if errors.Is(err, account.ErrReverify) {
-		redirect(w, r, "/account/confirm?next=email")
+		h.reverify(w, r, "/account/email")
 		return
 	}
 	if err != nil {
@@ -218,19 +219,36 @@ func (h *Handler) confirm(w http.ResponseWriter, r *http.Request, sess *account.
 		return
 	}
 	if next == "" {
-		redirect(w, r, "/account?done=confirmed")
-		return
+		next = "/account"
 	}
-	redirect(w, r, "/account/"+next+"?done=confirmed")
+	sep := "?"
+	if strings.Contains(next, "?") {
+		sep = "&"
+	}
+	redirect(w, r, next+sep+"done=confirmed")
 }
 
-// nextPage is a sensitive page's name, or "" for anything else: the
-// confirm page sends the browser only to drip's own pages.
-func nextPage(name string) string {
-	if _, ok := sensitive[name]; ok {
-		return name
+// reverify sends the browser to confirm it is you (a code, or the
+// password without a second factor), then back to the page at back: the
+// rule of every sensitive action (issue 11) in one place.
+func (h *Handler) reverify(w http.ResponseWriter, r *http.Request, back string) {
+	redirect(w, r, "/account/confirm?next="+url.QueryEscape(back))
+}
+
+// nextPage is where the confirm page may send the browser back to: a
+// sensitive account page by name ("password"), or a path of one of the
+// console's sections; "" for anything else, so the page never sends a
+// browser off the site (an open redirect).
+func nextPage(next string) string {
+	if _, ok := sensitive[next]; ok {
+		return "/account/" + next
 	}
-	return ""
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(next, "/") ||
+		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") || section(u.Path) == "" {
+		return ""
+	}
+	return u.RequestURI()
 }
 
 func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, sess *account.Session) {
