@@ -69,3 +69,53 @@ func Clip(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// FormatCoinsFixed writes an amount of smallest units in whole coins with
+// all 8 decimals ("0.50000000"), as pages show amounts so that a column of
+// them lines up and no digit is implied (D1).
+func FormatCoinsFixed(units int64) string {
+	s := FormatCoins(units)
+	whole, frac, _ := strings.Cut(s, ".")
+	return whole + "." + frac + strings.Repeat("0", Decimals-len(frac))
+}
+
+// ParseCoins reads an amount a person typed in whole coins ("0.5", "12",
+// ".00000001") as smallest units, exactly and without float64 (D1): digits
+// with at most one point and at most 8 decimals, up to the largest int64.
+// Zero is an amount; signs, exponents, spaces and digit grouping are not.
+// Refusals are CodeInvalidAmount with a message to show beside the field.
+func ParseCoins(s string) (int64, error) {
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole+frac == "" || !allDigits(whole) || !allDigits(frac) {
+		return 0, Errorf(CodeInvalidAmount, "Invalid amount: write it in coins with digits and one point, like 0.5 or 0.00001.")
+	}
+	if len(frac) > Decimals {
+		return 0, Errorf(CodeInvalidAmount, "Invalid amount: at most 8 decimals (0.00000001 is the smallest unit).")
+	}
+	const maxUnits = 1<<63 - 1
+	w := uint64(0)
+	if whole != "" {
+		var err error
+		if w, err = strconv.ParseUint(whole, 10, 64); err != nil || w > maxUnits/unitsPerCoin {
+			return 0, Errorf(CodeInvalidAmount, "Invalid amount: too large.")
+		}
+	}
+	f := uint64(0)
+	if frac != "" {
+		f, _ = strconv.ParseUint(frac+strings.Repeat("0", Decimals-len(frac)), 10, 64) // 8 digits: cannot fail
+	}
+	units := w*unitsPerCoin + f
+	if units > maxUnits {
+		return 0, Errorf(CodeInvalidAmount, "Invalid amount: too large.")
+	}
+	return int64(units), nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
