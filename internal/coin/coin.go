@@ -96,3 +96,19 @@ func (c *Catalog) SetActive(ctx context.Context, symbol string, active bool) err
 	c.cache.Store(nil) // this process sees its own change at once
 	return err
 }
+
+// SetMinPayout sets the smallest amount, in smallest units, a send of the
+// coin may pay (a positive whole number).
+func (c *Catalog) SetMinPayout(ctx context.Context, symbol string, units int64) error {
+	if units <= 0 {
+		return drip.Errorf(drip.CodeInvalidAmount, "Invalid minimum payout: at least 1 smallest unit (0.00000001).")
+	}
+	err := c.store.Transact(ctx, func(tx store.Tx) error {
+		return tx.CoinSetMinPayout(ctx, drip.Symbol(symbol), units)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return drip.Errorf(drip.CodeNotFound, "No coin %q.", symbol)
+	}
+	c.cache.Store(nil) // this process sees its own change at once
+	return err
+}
