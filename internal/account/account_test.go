@@ -2,6 +2,7 @@ package account
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
+	"github.com/dripfaucet/drip/internal/user"
 )
 
 func TestAccountSignUpAndVerify(t *testing.T) {
@@ -716,6 +718,52 @@ func TestAccountSetOperator(t *testing.T) {
 		}
 		if got := f.events(alice); !strings.HasSuffix(got, "operator_granted login operator_withdrawn") {
 			t.Errorf("security log = %q", got)
+		}
+	})
+}
+
+// Forms that email someone are limited per address and per caller IP
+// (the login buckets' rates): nobody can bomb an address through drip,
+// and the refusal is the same whether the address has an account.
+func TestAccountMailIsThrottled(t *testing.T) {
+	engines(t, func(t *testing.T, f *fixture) {
+		// An account made without an email, so each address starts unused.
+		if _, err := f.users.Create(f.ctx, user.CreateParams{Username: "carol", Email: "carol@example.com", Password: password, Verified: true}); err != nil {
+			t.Fatal(err)
+		}
+		sent := f.mail.count()
+		for _, email := range []string{"carol@example.com", "nobody@example.com"} {
+			for i := range 5 {
+				if err := f.svc.RequestPasswordReset(f.ctx, email, "198.51.100.7"); err != nil {
+					t.Fatalf("reset request %d for %s: %v", i+1, email, err)
+				}
+			}
+			err := f.svc.RequestPasswordReset(f.ctx, email, "198.51.100.8")
+			wantCode(t, "a 6th reset request for "+email, err, drip.CodeRateLimited)
+			if err := f.svc.ResendVerification(f.ctx, email, "198.51.100.8"); drip.ErrorCode(err) != drip.CodeRateLimited {
+				t.Errorf("a resend to %s after 5 resets: %v, want throttled", email, err)
+			}
+		}
+		if got := f.mail.count() - sent; got != 10 {
+			t.Errorf("%d emails sent, want 10 (5 to each address)", got)
+		}
+		// One IP: 20 emails in 15 minutes to any addresses, then a wait.
+		for i := range 10 {
+			if err := f.svc.RequestPasswordReset(f.ctx, fmt.Sprintf("x%d@example.com", i), "198.51.100.7"); err != nil {
+				t.Fatalf("reset request to x%d: %v", i, err)
+			}
+		}
+		err := f.svc.SignUp(f.ctx, "bob", "bob@example.com", password, "198.51.100.7")
+		wantCode(t, "a 21st email from one IP", err, drip.CodeRateLimited)
+		if de := (*drip.Error)(nil); errors.As(err, &de) && (de.RetryAfter <= 0 || !strings.Contains(de.Message, "try again in")) {
+			t.Errorf("throttled sign-up: %+v, want a wait in the message", de)
+		}
+		if _, err := f.st.UserGetByUsername(f.ctx, "bob"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a throttled sign-up made a user: %v", err)
+		}
+		f.clock.Advance(15 * time.Minute)
+		if err := f.svc.SignUp(f.ctx, "bob", "bob@example.com", password, "198.51.100.7"); err != nil {
+			t.Errorf("sign-up after the wait: %v", err)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/mail"
+	"github.com/dripfaucet/drip/internal/ratelimit"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
 )
@@ -40,6 +41,9 @@ func (s *Service) SignUp(ctx context.Context, username, email, password, ip stri
 	if err := CheckPassword(password, username, email); err != nil {
 		return err
 	}
+	if err := s.allowMail(ctx, ip, email); err != nil {
+		return err
+	}
 	u, err := s.users.Create(ctx, user.CreateParams{Username: username, Email: email, Password: password})
 	if drip.ErrorCode(err) == drip.CodeConflict {
 		return s.signUpTaken(ctx, username, email, ip)
@@ -54,6 +58,28 @@ func (s *Service) SignUp(ctx context.Context, username, email, password, ip stri
 	return s.send(ctx, mail.Message{To: email, Subject: "Confirm your email address for drip",
 		Body: fmt.Sprintf("Welcome to drip, %s.\n\nOpen this link to confirm your email address and finish signing up (it works once, for %s):\n\n%s\n\nIf you did not sign up, ignore this email.\n",
 			username, s.cfg.VerifyEmailTTL, s.link("verify", token))}, "verify_email")
+}
+
+// allowMail takes one email from the caller IP's bucket and one from the
+// address's, before a form that emails someone (sign-up, a new
+// verification link, a password reset): neither a visitor nor many
+// visitors together can bomb an address, or use drip to send mail at
+// will. The address is counted whether or not it has an account, so the
+// refusal says nothing about it.
+func (s *Service) allowMail(ctx context.Context, ip, email string) error {
+	for _, b := range []struct {
+		l   ratelimit.Limiter
+		key string
+	}{{s.perIP, "mail-ip:" + ip}, {s.perAccount, "mail-to:" + email}} {
+		d, err := b.l.Allow(ctx, b.key)
+		if err != nil {
+			return err
+		}
+		if !d.Allowed {
+			return throttled(d.RetryAfter)
+		}
+	}
+	return nil
 }
 
 // signUpTaken tells the address's owner why no account was made.
@@ -142,6 +168,9 @@ func (s *Service) ResendVerification(ctx context.Context, email, ip string) erro
 	if err != nil {
 		return err
 	}
+	if err := s.allowMail(ctx, ip, email); err != nil {
+		return err
+	}
 	u, err := s.st.UserGetByEmail(ctx, email)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (u.EmailVerified || u.Status != drip.UserActive)) {
 		return nil
@@ -164,6 +193,9 @@ func (s *Service) ResendVerification(ctx context.Context, email, ip string) erro
 func (s *Service) RequestPasswordReset(ctx context.Context, email, ip string) error {
 	email, err := user.NormalizeEmail(email)
 	if err != nil {
+		return err
+	}
+	if err := s.allowMail(ctx, ip, email); err != nil {
 		return err
 	}
 	u, err := s.st.UserGetByEmail(ctx, email)

@@ -1,6 +1,7 @@
-// Package audit records the manage calls made through the tool server and
-// lets the faucet's owner read them back (issue 4): which key called which
-// tool with which arguments, and what came of it.
+// Package audit records the changes made to a faucet, through the tool
+// server's manage calls (issue 4) or the faucet's console pages (issue 11),
+// and lets the faucet's owner read them back: which key or user called
+// which operation with which arguments, and what came of it.
 package audit
 
 import (
@@ -27,14 +28,26 @@ func NewService(st store.Store, now func() time.Time) *Service {
 // bytes.
 const maxText = 8 << 10
 
-// Record writes one entry. args are what the log keeps of the call's
-// arguments, and the owner's read keys read it back: the caller decides
-// what they hold, and must leave out anything secret. Raw arguments are
-// not fit for it, since a client may put anything in them; the tool
-// server records the arguments as the tool decoded them, or only the
-// fields the tool knows. Arguments longer than maxText are kept as
-// {"truncated": "<their JSON, clipped>"}, itself no longer than maxText.
+// Record writes one entry of a call made with the key keyID. args are
+// what the log keeps of the call's arguments, and the owner's read keys
+// read it back: the caller decides what they hold, and must leave out
+// anything secret. Raw arguments are not fit for it, since a client may
+// put anything in them; the tool server records the arguments as the tool
+// decoded them, or only the fields the tool knows. Arguments longer than
+// maxText are kept as {"truncated": "<their JSON, clipped>"}, itself no
+// longer than maxText.
 func (s *Service) Record(ctx context.Context, faucetID, keyID int64, tool string, args any, result string, isError bool) error {
+	return s.insert(ctx, &drip.AuditEntry{FaucetID: faucetID, KeyID: keyID, Tool: tool}, args, result, isError)
+}
+
+// RecordByUser writes one entry of a change the user userID made on the
+// faucet's console pages; action is the operation's name, as the tool
+// server records it. args are as Record's.
+func (s *Service) RecordByUser(ctx context.Context, faucetID, userID int64, action string, args any, result string, isError bool) error {
+	return s.insert(ctx, &drip.AuditEntry{FaucetID: faucetID, UserID: userID, Tool: action}, args, result, isError)
+}
+
+func (s *Service) insert(ctx context.Context, e *drip.AuditEntry, args any, result string, isError bool) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return err
@@ -42,8 +55,7 @@ func (s *Service) Record(ctx context.Context, faucetID, keyID int64, tool string
 	if len(raw) > maxText {
 		raw = truncated(string(raw))
 	}
-	e := &drip.AuditEntry{FaucetID: faucetID, KeyID: keyID, Tool: tool, Arguments: raw,
-		Result: drip.Clip(result, maxText), IsError: isError, CreatedAt: s.now()}
+	e.Arguments, e.Result, e.IsError, e.CreatedAt = raw, drip.Clip(result, maxText), isError, s.now()
 	return s.store.Transact(ctx, func(tx store.Tx) error {
 		_, err := tx.AuditInsert(ctx, e)
 		return err
@@ -64,5 +76,11 @@ func truncated(text string) []byte {
 
 // List returns the faucet's latest entries, newest first (limit 1-200).
 func (s *Service) List(ctx context.Context, faucetID int64, limit int) ([]drip.AuditEntry, error) {
-	return s.store.AuditList(ctx, faucetID, min(max(limit, 1), 200))
+	return s.Page(ctx, faucetID, limit, 0)
+}
+
+// Page returns the faucet's entries older than the entry beforeID (0: from
+// the newest), newest first (limit 1-200): a page of the console's log.
+func (s *Service) Page(ctx context.Context, faucetID int64, limit int, beforeID int64) ([]drip.AuditEntry, error) {
+	return s.store.AuditList(ctx, faucetID, min(max(limit, 1), 200), max(beforeID, 0))
 }

@@ -86,14 +86,20 @@ type Transaction struct {
 	CreatedAt time.Time
 }
 
-// AuditEntry is one manage call made through the tool server, kept for the
-// faucet's owner to read: which key called which tool with which arguments
-// (never secrets), and what came of it.
+// AuditEntry is one change to a faucet, made through the tool server or
+// the faucet's console pages, kept for the faucet's owner to read: who
+// called which operation with which arguments (never secrets), and what
+// came of it.
 type AuditEntry struct {
-	ID        int64
-	FaucetID  int64
+	ID       int64
+	FaucetID int64
+	// Who made the change: a key through the tool server, or a user on the
+	// faucet's console pages; exactly one of KeyID and UserID is set.
 	KeyID     int64
-	Tool      string
+	KeyPrefix string // read back with the entry
+	UserID    int64
+	Username  string // read back with the entry
+	Tool      string // the operation's name (its tool's)
 	Arguments []byte // JSON
 	Result    string
 	IsError   bool

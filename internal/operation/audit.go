@@ -31,11 +31,14 @@ func (AuditParams) refine(s *jsonschema.Schema) {
 	count.Minimum, count.Maximum, count.Default = new(1.0), new(float64(maxAudit)), json.RawMessage("50")
 }
 
-// AuditEntry is one manage call made through the tool server.
+// AuditEntry is one change to the faucet: a manage call made through the
+// tool server, or a change made on the faucet's console pages.
 type AuditEntry struct {
-	ID        int64           `json:"id" jsonschema:"entry identifier"`
-	KeyID     int64           `json:"key_id" jsonschema:"the key that made the call"`
-	Tool      string          `json:"tool" jsonschema:"the tool called"`
+	ID    int64  `json:"id" jsonschema:"entry identifier"`
+	Via   string `json:"via" jsonschema:"where the change was made: tool_server or console"`
+	By    string `json:"by" jsonschema:"who made it: the key's prefix (tool_server) or the user's name (console)"`
+	KeyID int64  `json:"key_id" jsonschema:"the key that made the call; 0 for a change made on the console"`
+	Tool  string `json:"tool" jsonschema:"the operation called, by its tool's name"`
 	Arguments json.RawMessage `json:"arguments" jsonschema:"its arguments, those the tool takes"`
 	Result    string          `json:"result" jsonschema:"what the call did, or why it failed"`
 	IsError   bool            `json:"is_error" jsonschema:"whether the call failed"`
@@ -47,7 +50,7 @@ type AuditLog struct {
 	Entries []AuditEntry `json:"entries" jsonschema:"newest first"`
 }
 
-// audit lists the manage calls made through the tool server, newest first.
+// audit lists the faucet's changes, newest first.
 func (r *runner) audit(ctx context.Context, c *payout.Caller, p AuditParams) (AuditLog, string, error) {
 	count := defaultAudit
 	if p.Count != nil {
@@ -59,7 +62,11 @@ func (r *runner) audit(ctx context.Context, c *payout.Caller, p AuditParams) (Au
 	}
 	data := AuditLog{Entries: make([]AuditEntry, len(list))}
 	for i, e := range list {
-		data.Entries[i] = AuditEntry{ID: e.ID, KeyID: e.KeyID, Tool: e.Tool, Arguments: e.Arguments,
+		via, by := "tool_server", e.KeyPrefix
+		if e.KeyID == 0 {
+			via, by = "console", e.Username
+		}
+		data.Entries[i] = AuditEntry{ID: e.ID, Via: via, By: by, KeyID: e.KeyID, Tool: e.Tool, Arguments: e.Arguments,
 			Result: e.Result, IsError: e.IsError, CreatedAt: reply.Timestamp(e.CreatedAt)}
 	}
 	return data, ok, nil

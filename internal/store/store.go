@@ -137,8 +137,9 @@ type Reader interface {
 	// FaucetListListed returns the faucets with an approved listing request.
 	FaucetListListed(ctx context.Context) ([]drip.Faucet, error)
 
-	// AuditList is the faucet's latest audit entries, newest first.
-	AuditList(ctx context.Context, faucetID int64, limit int) ([]drip.AuditEntry, error)
+	// AuditList is the faucet's latest audit entries, newest first: those
+	// before the entry beforeID, or from the newest when it is 0.
+	AuditList(ctx context.Context, faucetID int64, limit int, beforeID int64) ([]drip.AuditEntry, error)
 
 	// SessionGet finds a session by the SHA-256 of its token, revoked and
 	// expired ones included: judging them is the caller's.

@@ -404,12 +404,16 @@ UPDATE listing_requests SET status = $2, decided_at = $3, refund_transfer_id = N
 WHERE id = $1 AND status = 'pending';
 
 -- name: AuditInsert
-INSERT INTO audit_log (faucet_id, key_id, tool, arguments, result, is_error, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id;
+-- The actor is a key (the tool server) or a user (the console): 0 is none.
+INSERT INTO audit_log (faucet_id, key_id, user_id, tool, arguments, result, is_error, created_at)
+VALUES ($1, NULLIF(CAST($2 AS BIGINT), 0), NULLIF(CAST($3 AS BIGINT), 0), $4, $5, $6, $7, $8) RETURNING id;
 
 -- name: AuditList
-SELECT id, faucet_id, key_id, tool, arguments, result, is_error, created_at
-FROM audit_log WHERE faucet_id = $1 ORDER BY id DESC LIMIT $2;
+-- Newest first, those before id $3 (0: from the newest).
+SELECT a.id, a.faucet_id, COALESCE(a.key_id, 0), COALESCE(k.prefix, ''), COALESCE(a.user_id, 0), COALESCE(u.username, ''),
+  a.tool, a.arguments, a.result, a.is_error, a.created_at
+FROM audit_log a LEFT JOIN api_keys k ON k.id = a.key_id LEFT JOIN users u ON u.id = a.user_id
+WHERE a.faucet_id = $1 AND ($3 = 0 OR a.id < $3) ORDER BY a.id DESC LIMIT $2;
 
 -- name: RefusalInsert
 INSERT INTO refusals (user_id, faucet_id, created_at) VALUES ($1, $2, $3);

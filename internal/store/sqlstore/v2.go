@@ -265,18 +265,18 @@ func (q *querier) ListingRequestDecide(ctx context.Context, id int64, status dri
 
 func (q *querier) AuditInsert(ctx context.Context, e *drip.AuditEntry) (int64, error) {
 	var id int64
-	err := q.scanRow(ctx, q.q.AuditInsert, []any{e.FaucetID, e.KeyID, e.Tool, string(e.Arguments), e.Result,
+	err := q.scanRow(ctx, q.q.AuditInsert, []any{e.FaucetID, e.KeyID, e.UserID, e.Tool, string(e.Arguments), e.Result,
 		e.IsError, micros(e.CreatedAt)}, &id)
 	return id, err
 }
 
-func (q *querier) AuditList(ctx context.Context, faucetID int64, limit int) ([]drip.AuditEntry, error) {
+func (q *querier) AuditList(ctx context.Context, faucetID int64, limit int, beforeID int64) ([]drip.AuditEntry, error) {
 	out := []drip.AuditEntry{}
-	err := q.list(ctx, q.q.AuditList, []any{faucetID, limit}, func(r Rows) error {
+	err := q.list(ctx, q.q.AuditList, []any{faucetID, limit, beforeID}, func(r Rows) error {
 		var e drip.AuditEntry
 		var args string
 		var created int64
-		err := r.Scan(&e.ID, &e.FaucetID, &e.KeyID, &e.Tool, &args, &e.Result, &e.IsError, &created)
+		err := r.Scan(&e.ID, &e.FaucetID, &e.KeyID, &e.KeyPrefix, &e.UserID, &e.Username, &e.Tool, &args, &e.Result, &e.IsError, &created)
 		e.Arguments, e.CreatedAt = []byte(args), fromMicros(created)
 		out = append(out, e)
 		return err
