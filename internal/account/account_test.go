@@ -767,3 +767,36 @@ func TestAccountMailIsThrottled(t *testing.T) {
 		}
 	})
 }
+
+// New recovery codes need an authenticator code, not a recovery code; the
+// old codes stop working at once and the new ones work.
+func TestAccountRegenerateRecoveryCodes(t *testing.T) {
+	engines(t, func(t *testing.T, f *fixture) {
+		alice := f.signUp("alice")
+		_, sess := f.login("alice")
+		secret, old := f.enrol(sess)
+		if _, err := f.svc.RegenerateRecoveryCodes(f.ctx, sess, old[0], ""); drip.ErrorCode(err) != drip.CodeInvalid {
+			t.Fatalf("new codes with a recovery code: %v, want refused", err)
+		}
+		if n, _ := f.svc.RecoveryCodesLeft(f.ctx, sess); n != 10 {
+			t.Errorf("a refused regeneration used up a recovery code: %d left", n)
+		}
+		fresh, err := f.svc.RegenerateRecoveryCodes(f.ctx, sess, f.code(secret, 0), "")
+		if err != nil {
+			t.Fatalf("new codes: %v", err)
+		}
+		if len(fresh) != 10 || fresh[0] == old[0] {
+			t.Fatalf("new codes %v, old %v", fresh, old)
+		}
+		_, p1, _ := f.svc.Login(f.ctx, "alice", password, "", "ua")
+		if _, err := f.svc.PassSecondFactor(f.ctx, p1, old[1], ""); !errors.Is(err, ErrWrongCode) {
+			t.Errorf("an old recovery code after regeneration: %v, want ErrWrongCode", err)
+		}
+		if _, err := f.svc.PassSecondFactor(f.ctx, p1, fresh[1], ""); err != nil {
+			t.Errorf("a new recovery code: %v", err)
+		}
+		if !strings.Contains(f.events(alice), "recovery_codes_replaced") {
+			t.Errorf("the security log lacks the regeneration: %s", f.events(alice))
+		}
+	})
+}

@@ -336,6 +336,33 @@ func (s *Service) DisableTOTP(ctx context.Context, sess *Session, code, ip strin
 	return nil
 }
 
+// RegenerateRecoveryCodes replaces the user's recovery codes with ten new
+// ones, shown this once; it needs a current authenticator code (not a
+// recovery code: a user who lost the device disables and enrols again).
+// The old codes stop working in the same transaction.
+func (s *Service) RegenerateRecoveryCodes(ctx context.Context, sess *Session, code, ip string) ([]string, error) {
+	if sess.Pending() {
+		return nil, ErrSecondFactorPending
+	}
+	if !sess.User.TOTPEnabled {
+		return nil, drip.Errorf(drip.CodeInvalid, "Two-factor authentication is not on for this account.")
+	}
+	codes, hashes := newRecoveryCodes()
+	err := s.checkCode(ctx, sess, code, ip, "recovery_codes_failed", func(tx store.Tx, u *drip.User, how string, now time.Time) error {
+		if how != "authenticator code" {
+			return drip.Errorf(drip.CodeInvalid, "Wrong code: enter a code from your authenticator app, not a recovery code.")
+		}
+		if err := tx.RecoveryCodesReplace(ctx, &store.RecoveryCodesReplaceParams{UserID: u.ID, Hashes: hashes}); err != nil {
+			return err
+		}
+		return logEvent(ctx, tx, u.ID, "recovery_codes_replaced", ip, fmt.Sprintf("%d new recovery codes; the old ones no longer work", len(hashes)), now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return codes, nil
+}
+
 // RecoveryCodesLeft counts the user's unused recovery codes.
 func (s *Service) RecoveryCodesLeft(ctx context.Context, sess *Session) (int64, error) {
 	return s.st.RecoveryCodesRemaining(ctx, sess.UserID)

@@ -2,9 +2,11 @@ package app
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/dripfaucet/drip/internal/apiv1"
 	"github.com/dripfaucet/drip/internal/apiv2"
+	"github.com/dripfaucet/drip/internal/console"
 	"github.com/dripfaucet/drip/internal/mcpserver"
 	"github.com/dripfaucet/drip/internal/metrics"
 	"github.com/dripfaucet/drip/internal/server"
@@ -55,9 +57,21 @@ func (a *App) instrument(opts HandlerOptions, v1 *apiv1.Handler, v2 *apiv2.Handl
 			next.ServeHTTP(w, r)
 		})
 	}
-	return a.Metrics.Requests(h, routes, []metrics.Prefix{
-		{Prefix: apiv1.Prefix, Interface: "v1"}, {Prefix: apiv2.Prefix, Interface: "v2"},
-	})
+	prefixes := []metrics.Prefix{{Prefix: apiv1.Prefix, Interface: "v1"}, {Prefix: apiv2.Prefix, Interface: "v2"}}
+	// The console's fixed pages are routes; the pages under a section
+	// (/manage/7/keys) count as "other" of the console, so ids do not
+	// grow the series.
+	for _, p := range console.Patterns {
+		switch {
+		case p == "/{$}":
+			routes = append(routes, metrics.Route{Interface: "console", Path: "/"})
+		case strings.HasSuffix(p, "/"):
+			prefixes = append(prefixes, metrics.Prefix{Prefix: strings.TrimSuffix(p, "/"), Interface: "console"})
+		default:
+			routes = append(routes, metrics.Route{Interface: "console", Path: p})
+		}
+	}
+	return a.Metrics.Requests(h, routes, prefixes)
 }
 
 // instrumentMCP counts the requests of the tool server's own listener.

@@ -194,13 +194,9 @@ var manageFields = []struct{ prefix, field string }{
 }
 
 // manageFailure is failure for the faucet pages: the error goes next to
-// the field it is about (manageFields), and a refusal of what was typed
-// (a code that is no fault) is never a 500.
+// the field it is about (manageFields).
 func (h *Handler) manageFailure(r *http.Request, p *page, err error) int {
 	status := h.failure(r, p, err)
-	if status == http.StatusInternalServerError && !drip.ErrorCode(err).Fault() {
-		status = http.StatusUnprocessableEntity
-	}
 	for _, f := range manageFields {
 		if p.Error != "" && strings.HasPrefix(p.Error, f.prefix) {
 			if p.Fields == nil {

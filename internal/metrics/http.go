@@ -12,7 +12,7 @@ import (
 
 // Route is a known path of the HTTP interface: its label values.
 type Route struct {
-	Interface string // v1, v2, mcp, web, other
+	Interface string // v1, v2, mcp, web, console, other
 	Path      string
 	// Send marks a route whose latency drip_send_duration_seconds records.
 	Send bool

@@ -69,7 +69,7 @@ func New() *Registry {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "drip_http_requests_total",
-			Help: "HTTP requests answered, by interface (v1, v2, mcp, web, other), route (unknown paths are \"other\") and HTTP status.",
+			Help: "HTTP requests answered, by interface (v1, v2, mcp, web, console, other), path (unknown paths are \"other\") and HTTP status.",
 		}, []string{"interface", "path", "status"}),
 		v1Replies: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "drip_v1_replies_total",
