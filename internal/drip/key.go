@@ -63,6 +63,9 @@ type Key struct {
 	DailyUSDCapMicros int64
 	RevokedAt         *time.Time
 	CreatedAt         time.Time
+	// LastUsedAt is when the key last authenticated a request, to the
+	// minute (key.TouchEvery); nil: never.
+	LastUsedAt *time.Time
 }
 
 // Has reports whether the key carries scope s.

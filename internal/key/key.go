@@ -128,6 +128,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string, callerIP neti
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Invalid key.")
 	}
 	k, err := s.store.KeyGetByHash(ctx, faucet.HashKey(secret))
+	now := s.now()
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Invalid key.")
@@ -135,13 +136,24 @@ func (s *Service) Authenticate(ctx context.Context, secret string, callerIP neti
 		return nil, err
 	case k.RevokedAt != nil:
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Key revoked.")
-	case k.ExpiresAt != nil && !s.now().Before(*k.ExpiresAt):
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Key expired.")
 	case !k.AllowsIP(callerIP):
 		return nil, drip.Errorf(drip.CodeForbidden, "Your IP address is not whitelisted for this key.")
 	}
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= TouchEvery {
+		if err := s.store.Transact(ctx, func(tx store.Tx) error { return tx.KeyTouch(ctx, k.ID, now) }); err != nil {
+			return nil, err
+		}
+		k.LastUsedAt = &now
+	}
 	return k, nil
 }
+
+// TouchEvery is how often a key's last use is written: the owner's list
+// shows it to the minute, and a busy key then adds at most one write a
+// minute, not one per request.
+const TouchEvery = time.Minute
 
 // Bearer is the key of an "Authorization: Bearer <key>" header (the scheme
 // in any case), or "" when there is none: how v2 and the tool server take

@@ -155,6 +155,11 @@ type Reader interface {
 	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
 	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
 	ReconcilePayouts(ctx context.Context) ([]int64, error)
+
+	// A faucet's API keys page (issue 11).
+	// FaucetKeyPending reports whether the faucet has a v1 key rotation
+	// waiting to be confirmed (D13); ErrNotFound when there is no faucet.
+	FaucetKeyPending(ctx context.Context, id int64) (bool, error)
 }
 
 // Tx is a write transaction. Every write happens through one.
@@ -293,6 +298,11 @@ type Tx interface {
 	// KeyRevoke marks a live key revoked; ErrNotFound if there is no such
 	// live key.
 	KeyRevoke(ctx context.Context, id int64, at time.Time) error
+
+	// A faucet's API keys page (issue 11).
+	// KeyTouch records that the key was used at the given time, unless it
+	// was recorded as used at that time or later already.
+	KeyTouch(ctx context.Context, id int64, at time.Time) error
 }
 
 type UserCreateParams struct {

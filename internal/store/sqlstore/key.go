@@ -34,9 +34,9 @@ func (q *querier) KeyCreate(ctx context.Context, k *drip.Key, hash string) (int6
 func scanKey(scan func(dest ...any) error) (*drip.Key, error) {
 	var k drip.Key
 	var scopes, ips string
-	var expires, revoked *int64
+	var expires, revoked, lastUsed *int64
 	var created int64
-	if err := scan(&k.ID, &k.FaucetID, &k.Prefix, &scopes, &expires, &ips, &k.DailyUSDCapMicros, &revoked, &created); err != nil {
+	if err := scan(&k.ID, &k.FaucetID, &k.Prefix, &scopes, &expires, &ips, &k.DailyUSDCapMicros, &revoked, &created, &lastUsed); err != nil {
 		return nil, err
 	}
 	for _, s := range strings.Split(scopes, ",") {
@@ -53,7 +53,7 @@ func scanKey(scan func(dest ...any) error) (*drip.Key, error) {
 		}
 		k.IPWhitelist = append(k.IPWhitelist, p)
 	}
-	k.ExpiresAt, k.RevokedAt = optionalTime(expires), optionalTime(revoked)
+	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = optionalTime(expires), optionalTime(revoked), optionalTime(lastUsed)
 	k.CreatedAt = fromMicros(created)
 	return &k, nil
 }

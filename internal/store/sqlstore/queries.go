@@ -52,6 +52,7 @@ type queries struct {
 	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet             stmt
 	ListingRequestListByStatus, ListingRequestDecide                                stmt
 	AuditInsert, AuditList                                                          stmt
+	FaucetKeyPending, KeyTouch                                                      stmt // a faucet's API keys page
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

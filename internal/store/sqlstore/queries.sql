@@ -270,7 +270,7 @@ SELECT 1;
 SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY seq DESC LIMIT $2;
 
 -- name: KeyColumns
-id, faucet_id, prefix, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, revoked_at, created_at
+id, faucet_id, prefix, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, revoked_at, created_at, last_used_at
 
 -- name: KeyCreate
 INSERT INTO api_keys (faucet_id, prefix, key_hash, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, created_at)
@@ -514,3 +514,11 @@ INSERT INTO security_log (user_id, kind, ip, detail, created_at) VALUES ($1, $2,
 -- name: SecurityLogList
 SELECT id, user_id, kind, ip, detail, created_at FROM security_log
 WHERE user_id = $1 ORDER BY id DESC LIMIT $2;
+
+-- A faucet's API keys page (issue 11).
+
+-- name: FaucetKeyPending
+SELECT pending_key_hash IS NOT NULL FROM faucets WHERE id = $1;
+
+-- name: KeyTouch
+UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2);

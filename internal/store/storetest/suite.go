@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"ListingCostSetListAndWithdraw", testListingCosts},
 		{"ListingRequestsOneOpenPerFaucet", testListingRequests},
 		{"AuditInsertAndListNewestFirstPerFaucet", testAuditInsertAndList},
+		{"FaucetKeyPending", testFaucetKeyPending}, {"KeyTouchOnlyForward", testKeyTouchOnlyForward}, // keypage.go
 		// transact.go, migrations.go, errors.go
 		{"TransactCommitsOnNil", testTransactCommits},
 		{"TransactRollsBackOnError", testTransactRollsBackOnError},
