@@ -437,7 +437,7 @@ type opCoinsData struct {
 
 type opCoinRow struct {
 	drip.Coin
-	Min string // the minimum payout in coins
+	Min, Units string // the minimum payout in coins, and in smallest units ("1 unit")
 }
 
 func (h *Handler) operatorCoinsPage(w http.ResponseWriter, r *http.Request, sess *account.Session) {
@@ -448,7 +448,11 @@ func (h *Handler) opShowCoins(w http.ResponseWriter, r *http.Request, sess *acco
 	coins, err := h.d.Coins.List(r.Context())
 	d := opCoinsData{Tabs: operatorTabs("coins")}
 	for _, c := range coins {
-		d.Coins = append(d.Coins, opCoinRow{Coin: c, Min: opCoins(c.MinPayout)})
+		units := strconv.FormatInt(c.MinPayout, 10) + " units"
+		if c.MinPayout == 1 {
+			units = "1 unit"
+		}
+		d.Coins = append(d.Coins, opCoinRow{Coin: c, Min: opCoins(c.MinPayout), Units: units})
 	}
 	p.Title = "Coins"
 	h.operatorPage(w, r, sess, status, "operator_coins", p, d, err)
