@@ -242,6 +242,27 @@ func (s *Service) SecurityLog(ctx context.Context, sess *Session, limit int) ([]
 	return s.st.SecurityLogList(ctx, &store.SecurityLogListParams{UserID: sess.UserID, Limit: limit})
 }
 
+// The security log's kinds of key changes, made on a faucet's key page
+// (issue 11 item 3: every key change is recorded in the account's log).
+const (
+	KeyMinted              = "key_minted"
+	KeyRevoked             = "key_revoked"
+	V1KeyRotated           = "v1_key_rotated"
+	V1KeyRotationConfirmed = "v1_key_rotation_confirmed"
+)
+
+// RecordKeyChange adds a key change of kind to the session's user's
+// security log. detail names the key (its prefix, scopes, faucet), never
+// its secret.
+func (s *Service) RecordKeyChange(ctx context.Context, sess *Session, kind, ip, detail string) error {
+	switch kind {
+	case KeyMinted, KeyRevoked, V1KeyRotated, V1KeyRotationConfirmed:
+	default:
+		return fmt.Errorf("account: %q is not a key change", kind)
+	}
+	return s.record(ctx, sess.UserID, kind, ip, truncate(detail, 500))
+}
+
 // SetOperator grants or withdraws a user's operator role (drip admin user
 // set-operator), recorded in the user's security log.
 func (s *Service) SetOperator(ctx context.Context, u *drip.User, operator bool) error {

@@ -41,7 +41,7 @@ var files embed.FS
 
 // Patterns are the paths the console answers, for the server's mux.
 var Patterns = []string{"/{$}", "/wallet", "/wallet/", "/manage", "/manage/", "/operator", "/operator/", "/signup", "/signup/", "/verify", "/verify/", "/login", "/login/", "/logout",
-	"/forgot", "/reset", "/account", "/account/", StylePath}
+	"/forgot", "/reset", "/account", "/account/", StylePath, ScriptPath}
 
 // StylePath is the console's stylesheet, the only file a page loads.
 const StylePath = "/assets/console.css"
@@ -86,9 +86,10 @@ type Handler struct {
 	next     http.Handler
 }
 
-// pageCSP lets a page load its own stylesheet and images (the QR code is
-// a data: URI) and post forms to drip only; no script runs at all.
-const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+// pageCSP lets a page load its own stylesheet, images (the QR code is a
+// data: URI) and script (ScriptPath, the only one drip serves) and post
+// forms to drip only; no inline script runs at all.
+const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // New returns the console's handler.
 func New(d Deps) (*Handler, error) {
@@ -189,6 +190,7 @@ func (h *Handler) routes(mux *http.ServeMux) {
 	mux.Handle("POST /account/confirm", h.auth(h.confirm))
 	mux.Handle("POST /account/sessions/{id}/end", h.auth(h.endSession))
 	mux.Handle("POST /account/sessions/others/end", h.auth(h.endOtherSessions))
+	h.keysRoutes(mux)
 	mux.HandleFunc("GET /{$}", h.home)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "problem", &page{Title: "Not found", Error: "There is no such page."}, nil)

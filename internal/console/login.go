@@ -20,6 +20,10 @@ var flashes = map[string]string{
 	"others":    "Your other sessions are signed out.",
 	"ended":     "The session is signed out.",
 	"confirmed": "Confirmed: go on.",
+
+	// A faucet's API keys page.
+	"key-revoked":  "The key is revoked: it is refused from now on, on every node.",
+	"v1-confirmed": "The rotation is confirmed: the new v1 key is the only one, and the old key is refused from now on.",
 }
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }
