@@ -52,24 +52,15 @@ func (h *Handler) walletError(w http.ResponseWriter, r *http.Request, sess *acco
 	h.render(w, r, h.failure(r, p, err), "problem", p, err)
 }
 
-// walletFailure puts a refusal next to the field it is about (by its
-// code, for the wallet's forms) and returns the page's status. A refusal
-// of what the user typed is 422, whatever its code, unless the console's
-// table has a status of its own for it; faults stay faults (D25).
+// walletFailure puts a refusal next to the field of the wallet's form it
+// is about, by its code, and returns the page's status (failure's).
 func (h *Handler) walletFailure(r *http.Request, p *page, err error, fieldOf map[drip.Code]string) int {
 	status := h.failure(r, p, err)
-	var de *drip.Error
-	if !errors.As(err, &de) {
-		return status
-	}
-	if f, ok := fieldOf[de.Code]; ok && p.Error != "" {
+	if f, ok := fieldOf[drip.ErrorCode(err)]; ok && p.Error != "" {
 		if p.Fields == nil {
 			p.Fields = map[string]string{}
 		}
 		p.Fields[f], p.Error = p.Error, ""
-	}
-	if _, known := statuses[de.Code]; !known && !de.Code.Fault() {
-		status = http.StatusUnprocessableEntity
 	}
 	return status
 }
@@ -126,13 +117,22 @@ func (h *Handler) walletBalances(ctx context.Context, accountID int64) (rows []w
 	return rows, total, priced, nil
 }
 
-// walletUSD writes a USD value to the cent; a value too small to show in cents
-// says so rather than reading as nothing.
+// walletUSD writes a USD value to the cent, its thousands grouped
+// ("$11,111.11"); a value too small to show in cents says so rather than
+// reading as nothing.
 func walletUSD(v decimal.Decimal) string {
 	if v.IsPositive() && v.LessThan(decimal.New(1, -2)) {
 		return "< $0.01"
 	}
-	return "$" + v.StringFixed(2)
+	whole, cents, _ := strings.Cut(v.StringFixed(2), ".")
+	var b strings.Builder
+	for i, d := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return "$" + b.String() + "." + cents
 }
 
 func (h *Handler) walletPage(w http.ResponseWriter, r *http.Request, sess *account.Session) {

@@ -102,14 +102,14 @@ func TestWalletBalances(t *testing.T) {
 	p := b.Get(t, "/wallet")
 	wantStatus(t, "the wallet", p, http.StatusOK, "")
 	// 0.12345679 BTC at $90000 is $11111.1111.
-	wantBody(t, "the wallet", p, "<td class=\"num\">0.12345679</td>", "$11111.11", "<td class=\"num\">2.50000000</td>", "no price",
+	wantBody(t, "the wallet", p, "<td class=\"num\">0.12345679</td>", "$11,111.11", "<td class=\"num\">2.50000000</td>", "no price",
 		"<td class=\"num\">0.00000001</td>", "&lt; $0.01", "<td class=\"num\">0.00000000</td>", "LTC", alice.PayoutUserHash, "Faucets pay you", `href="/wallet" aria-current="page"`,
 		`href="/wallet/payouts"`, `href="/wallet/addresses"`, `href="/wallet/fund"`)
 	if len(alice.PayoutUserHash) != 40 {
 		t.Fatalf("alice's payout_user_hash %q", alice.PayoutUserHash)
 	}
 	// The total is of the priced balances alone.
-	wantBody(t, "the wallet's total", p, "<strong>$11111.11</strong>")
+	wantBody(t, "the wallet's total", p, "<strong>$11,111.11</strong>")
 	// A disabled coin is listed only while the wallet holds some.
 	if err := env.App.Coins.SetActive(context.Background(), "LTC", false); err != nil {
 		t.Fatal(err)

@@ -117,12 +117,16 @@ func testUserAddressRemove(t *testing.T, st store.Store) {
 		user       *drip.User
 		coin, addr string
 	}{{bob, "BTC", "addr1"}, {alice, "LTC", "addr1"}, {alice, "BTC", "addr2"}} {
-		err := try(st, func(ctx context.Context, tx store.Tx) error { return tx.UserAddressRemove(ctx, c.user.ID, c.coin, c.addr) })
+		err := try(st, func(ctx context.Context, tx store.Tx) error {
+			return tx.UserAddressRemove(ctx, c.user.ID, c.coin, c.addr)
+		})
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("UserAddressRemove(%s, %s, %s) = %v; want ErrNotFound", c.user.Username, c.coin, c.addr, err)
 		}
 	}
-	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.UserAddressRemove(ctx, alice.ID, "BTC", "addr1") })
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		return tx.UserAddressRemove(ctx, alice.ID, "BTC", "addr1")
+	})
 	got, err := st.UserAddressList(ctx, alice.ID)
 	if err != nil {
 		t.Fatalf("UserAddressList: %v", err)
@@ -131,7 +135,9 @@ func testUserAddressRemove(t *testing.T, st store.Store) {
 		t.Errorf("addresses after removing BTC:addr1 (-want +got):\n%s", diff)
 	}
 	// Freed, the address may be linked again, by anyone.
-	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.UserAddressAdd(ctx, bob.ID, "BTC", "addr1", t0) })
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		return tx.UserAddressAdd(ctx, bob.ID, "BTC", "addr1", t0)
+	})
 	if u, err := st.UserGetByAddress(ctx, "BTC", "addr1"); err != nil || u.ID != bob.ID {
 		t.Errorf("UserGetByAddress(BTC, addr1) = %v, %v; want bob", u, err)
 	}
