@@ -267,7 +267,7 @@ func TestBrowserConsoleAccounts(t *testing.T) {
 		run("log out", submit(`header form[action="/logout"] button`), title("Log in"))
 	}
 	login("browser_user", pw)
-	run("account page", title("Account security"))
+	run("account page", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
 	noteCookies()
 	shot("06-account")
 
@@ -304,7 +304,7 @@ func TestBrowserConsoleAccounts(t *testing.T) {
 	login("browser_user", pw)
 	run("second factor page", title("Two-factor authentication"))
 	shot("11-second-factor")
-	run("code", fill("#code", next), submit("form.card button"), title("Account security"))
+	run("code", fill("#code", next), submit("form.card button"), title("Wallet"))
 	noteCookies()
 	logout()
 	login("browser_user", pw)
@@ -316,7 +316,7 @@ func TestBrowserConsoleAccounts(t *testing.T) {
 
 	// A recovery code logs in; the second factor just passed counts as
 	// recent, so the password changes without another code.
-	run("recovery code", fill("#code", recovery[0]), submit("form.card button"), title("Account security"))
+	run("recovery code", fill("#code", recovery[0]), submit("form.card button"), title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
 	if !strings.Contains(text("#two-factor"), "Recovery codes left: 9") {
 		t.Errorf("two-factor section: %q", text("#two-factor"))
 	}
@@ -354,12 +354,12 @@ func TestBrowserConsoleAccounts(t *testing.T) {
 
 	// The demo owner logs in with the password serve --demo printed.
 	login("demo_owner", s.ownerPassword)
-	run("demo owner's account", title("Account security"))
+	run("demo owner's account", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
 	noteCookies()
 	shot("22-demo-owner-account")
 	logout()
 	login("alice", s.alicePassword)
-	run("alice's account", title("Account security"))
+	run("alice's account", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
 	noteCookies()
 	logout()
 }
@@ -378,7 +378,7 @@ func TestConsoleDemoLogins(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
-		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/account" || len(res.Cookies()) != 1 {
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/wallet" || len(res.Cookies()) != 1 {
 			t.Fatalf("%s's demo login: %d to %q", c.user, res.StatusCode, res.Header.Get("Location"))
 		}
 		noteSecret("a session token", res.Cookies()[0].Value)

@@ -182,6 +182,7 @@ func (h *Handler) routes(mux *http.ServeMux) {
 	mux.Handle("POST /account/totp", h.auth(h.beginTOTP))
 	mux.Handle("POST /account/totp/confirm", h.auth(h.confirmTOTP))
 	mux.Handle("POST /account/totp/disable", h.auth(h.disableTOTP))
+	mux.Handle("POST /account/recovery-codes", h.auth(h.newRecoveryCodes))
 	mux.Handle("GET /account/password", h.auth(h.sensitivePage("password")))
 	mux.Handle("POST /account/password", h.auth(h.changePassword))
 	mux.Handle("GET /account/email", h.auth(h.sensitivePage("email")))
@@ -191,6 +192,9 @@ func (h *Handler) routes(mux *http.ServeMux) {
 	mux.Handle("POST /account/sessions/{id}/end", h.auth(h.endSession))
 	mux.Handle("POST /account/sessions/others/end", h.auth(h.endOtherSessions))
 	h.keysRoutes(mux)
+	h.manageRoutes(mux)
+	h.walletRoutes(mux)
+	h.operatorRoutes(mux)
 	mux.HandleFunc("GET /{$}", h.home)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "problem", &page{Title: "Not found", Error: "There is no such page."}, nil)
@@ -309,7 +313,12 @@ func (h *Handler) failure(r *http.Request, p *page, err error) int {
 	}
 	status, ok := statuses[de.Code]
 	if !ok {
-		status = http.StatusInternalServerError
+		// A refusal of what was typed (an amount, a currency, a balance
+		// too low) is the user's to fix: never a 500.
+		status = http.StatusUnprocessableEntity
+		if de.Code.Fault() {
+			status = http.StatusInternalServerError
+		}
 	}
 	for _, f := range fields {
 		if strings.HasPrefix(de.Message, f.prefix) {

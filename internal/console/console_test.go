@@ -88,7 +88,7 @@ func TestSignUpVerifyLogIn(t *testing.T) {
 			contains(t, "a used link", b.post("/verify", "token", token).want(t, 422, "").body, html.EscapeString(account.ErrBadLink.Message))
 			contains(t, "login page after verifying", b.get("/login?done=verified").body, "Your email address is confirmed.")
 
-			r := b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/account")
+			r := b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/wallet")
 			var c *http.Cookie
 			for _, k := range r.Cookies() {
 				c = k
@@ -153,13 +153,13 @@ func TestSessionIDChangesAtLoginAndAfterSecondFactor(t *testing.T) {
 	b := f.login("alice")
 	first := b.token()
 	b.cookies["drip_session"].Value = "planted-by-someone-else"
-	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/account")
+	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/wallet")
 	if b.token() == first || b.token() == "planted-by-someone-else" {
 		t.Fatal("the session id did not change at login")
 	}
 	// Logging in again ends the browser's previous session.
 	second := b.token()
-	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/account")
+	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/wallet")
 	stale := f.browser()
 	stale.cookies["drip_session"] = &http.Cookie{Name: "drip_session", Value: second}
 	stale.get("/account").want(t, 303, "/login")
@@ -172,7 +172,7 @@ func TestSessionIDChangesAtLoginAndAfterSecondFactor(t *testing.T) {
 	pending := b.token()
 	b.get("/account").want(t, 303, "/login/code")
 	contains(t, "second-factor page", b.get("/login/code").want(t, 200, "").body, `<label for="code">`)
-	b.post("/login/code", "code", f.code(secret)).want(t, 303, "/account")
+	b.post("/login/code", "code", f.code(secret)).want(t, 303, "/wallet")
 	if b.token() == pending || b.token() == "" {
 		t.Fatal("the session id did not change after the second factor")
 	}
@@ -219,7 +219,7 @@ func TestLoginThrottled(t *testing.T) {
 		t.Errorf("throttled login: Retry-After %q\n%s", r.Header.Get("Retry-After"), r.body)
 	}
 	f.clock.Advance(15 * time.Minute)
-	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/account")
+	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/wallet")
 }
 
 // TOTP: the enrolment page shows a QR code drawn by drip and the secret,
@@ -255,7 +255,7 @@ func TestTwoFactor(t *testing.T) {
 	used := f.code(secret)
 	b.post("/logout")
 	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/login/code")
-	b.post("/login/code", "code", used).want(t, 303, "/account")
+	b.post("/login/code", "code", used).want(t, 303, "/wallet")
 	b.post("/logout")
 	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/login/code")
 	replay := b.post("/login/code", "code", used).want(t, 422, "")
@@ -263,11 +263,11 @@ func TestTwoFactor(t *testing.T) {
 
 	// A recovery code works once. (Codes are throttled too: 5 per 15 minutes.)
 	f.clock.Advance(9 * time.Minute)
-	b.post("/login/code", "code", strings.ToUpper(recovery[0])).want(t, 303, "/account")
+	b.post("/login/code", "code", strings.ToUpper(recovery[0])).want(t, 303, "/wallet")
 	b.post("/logout")
 	b.post("/login", "identifier", "alice", "password", password).want(t, 303, "/login/code")
 	contains(t, "a reused recovery code", b.post("/login/code", "code", recovery[0]).want(t, 422, "").body, "Wrong code, or a code already used")
-	b.post("/login/code", "code", recovery[1]).want(t, 303, "/account")
+	b.post("/login/code", "code", recovery[1]).want(t, 303, "/wallet")
 	contains(t, "security page", b.get("/account").body, "Recovery codes left: <strong>8</strong>")
 
 	// Turning it off needs a current code.
@@ -361,7 +361,7 @@ func TestPasswordReset(t *testing.T) {
 	f.secret("the new password", "my brand new password")
 	contains(t, "a used link", b.post("/reset", "token", token, "password", "my brand new password").want(t, 422, "").body, "This link is invalid")
 	in.get("/account").want(t, 303, "/login")
-	b.post("/login", "identifier", "alice@example.com", "password", "my brand new password").want(t, 303, "/account")
+	b.post("/login", "identifier", "alice@example.com", "password", "my brand new password").want(t, 303, "/wallet")
 }
 
 // The classic payloads typed into the username, email and login fields,
@@ -385,7 +385,7 @@ func TestUserInputEscaped(t *testing.T) {
 	f.signUp("alice")
 	in := f.browser()
 	in.ua = `<script>alert(1)</script>"><img src=x onerror=alert(1)>`
-	in.post("/login", "identifier", "alice", "password", password).want(t, 303, "/account")
+	in.post("/login", "identifier", "alice", "password", password).want(t, 303, "/wallet")
 	page := in.get("/account").want(t, 200, "")
 	lacks(t, "security page with a hostile user agent", page.body, raw...)
 	contains(t, "security page", page.body, "&lt;script&gt;alert(1)&lt;/script&gt;")

@@ -203,7 +203,7 @@ func (f *fixture) signUp(name string) {
 func (f *fixture) login(name string) *browser {
 	f.t.Helper()
 	b := f.browser()
-	b.post("/login", "identifier", name, "password", password).want(f.t, 303, "/account")
+	b.post("/login", "identifier", name, "password", password).want(f.t, 303, "/wallet")
 	return b
 }
 

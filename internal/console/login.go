@@ -21,9 +21,38 @@ var flashes = map[string]string{
 	"ended":     "The session is signed out.",
 	"confirmed": "Confirmed: go on.",
 
+	// The wallet pages.
+	"address-linked":  "The address is linked: payouts to it, in its coin, reach you.",
+	"address-removed": "The address is removed: payouts to it no longer reach you.",
+	"funded":          "Moved: the faucet can pay from it now.",
+
 	// A faucet's API keys page.
 	"key-revoked":  "The key is revoked: it is refused from now on, on every node.",
 	"v1-confirmed": "The rotation is confirmed: the new v1 key is the only one, and the old key is refused from now on.",
+
+	// A faucet's management pages.
+	"manage-settings":      "The faucet's settings are saved.",
+	"manage-limit-added":   "The send limit is added.",
+	"manage-limit-removed": "The send limit is removed.",
+	"manage-limit-gone":    "That send limit was removed already.",
+	"manage-whitelist":     "The IP whitelist is saved.",
+	"manage-antifraud-on":  "Anti-fraud rank checks are on.",
+	"manage-antifraud-off": "Anti-fraud rank checks are off; the blacklist still applies.",
+	"manage-rules":         "The anti-fraud rules are saved.",
+	"manage-alerts":        "The low-balance alert is saved.",
+	"manage-listing":       "Listing requested: the cost was paid and the request awaits the operator's decision.",
+
+	// The operator pages; each action is in the operator log.
+	"op-suspended":     "The user is suspended: they cannot log in or be paid, and their faucets' keys are refused.",
+	"op-unsuspended":   "The user is active again.",
+	"op-verified":      "The user's email is marked verified.",
+	"op-deposited":     "The deposit is made, in one ledger transfer from system:deposits.",
+	"op-coin-enabled":  "The coin is enabled.",
+	"op-coin-disabled": "The coin is disabled: it cannot be sent or requested until it is enabled again.",
+	"op-min-payout":    "The minimum payout is set.",
+	"op-listing-cost":  "The listing cost is set.",
+	"op-approved":      "The request is approved: the faucet is on the public list.",
+	"op-rejected":      "The request is rejected and its fee refunded to the faucet.",
 }
 
 func flash(r *http.Request) string { return flashes[r.URL.Query().Get("done")] }
@@ -103,7 +132,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, "/login/code")
 		return
 	}
-	redirect(w, r, "/account")
+	redirect(w, r, "/wallet")
 }
 
 func (h *Handler) codePage(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +142,7 @@ func (h *Handler) codePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !sess.Pending() {
-		redirect(w, r, "/account")
+		redirect(w, r, "/wallet")
 		return
 	}
 	h.render(w, r, http.StatusOK, "code", &page{Title: "Two-factor authentication"}, nil)
@@ -134,7 +163,7 @@ func (h *Handler) code(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.setSession(w, token)
-	redirect(w, r, "/account")
+	redirect(w, r, "/wallet")
 }
 
 // logout ends the session, a pending one too.

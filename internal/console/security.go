@@ -138,7 +138,26 @@ func (h *Handler) confirmTOTP(w http.ResponseWriter, r *http.Request, sess *acco
 		h.showSecurity(w, r, sess, status, p, nil)
 		return
 	}
-	h.render(w, r, http.StatusOK, "codes", &page{Title: "Your recovery codes", User: sess.User, Data: codes}, nil)
+	h.render(w, r, http.StatusOK, "codes", &page{Title: "Your recovery codes", User: sess.User,
+		Flash: "Two-factor authentication is on.", Data: codes}, nil)
+}
+
+// newRecoveryCodes replaces the recovery codes, with a current
+// authenticator code, and shows the new ones this once.
+func (h *Handler) newRecoveryCodes(w http.ResponseWriter, r *http.Request, sess *account.Session) {
+	codes, err := h.acc.RegenerateRecoveryCodes(r.Context(), sess, r.PostFormValue("code"), h.ip(r))
+	if err != nil {
+		p := &page{}
+		status := h.failure(r, p, err)
+		if msg, ok := p.Fields["code"]; ok { // this form's field, not the one that turns 2FA off
+			delete(p.Fields, "code")
+			p.Fields["regen"] = msg
+		}
+		h.showSecurity(w, r, sess, status, p, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "codes", &page{Title: "Your new recovery codes", User: sess.User,
+		Flash: "New recovery codes: the old ones no longer work.", Data: codes}, nil)
 }
 
 func (h *Handler) disableTOTP(w http.ResponseWriter, r *http.Request, sess *account.Session) {

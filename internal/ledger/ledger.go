@@ -266,21 +266,64 @@ func Move(ctx context.Context, tx store.Tx, t *store.Transfer) (fromBalance, tra
 // Deposit credits a faucet's balance from system:deposits, the account that
 // mirrors money arriving from outside, and returns the new balance.
 func (l *Ledger) Deposit(ctx context.Context, f *drip.Faucet, coin string, amount int64) (int64, error) {
+	return l.DepositTo(ctx, f.AccountID, coin, amount, nil)
+}
+
+// DepositTo credits an account, a faucet's balance or a user's wallet, from
+// system:deposits in one transfer, and returns the new balance. record,
+// when not nil, runs in the deposit's transaction with the transfer's id
+// and that balance: the record of who deposited (the operator log) commits
+// with the money or not at all.
+func (l *Ledger) DepositTo(ctx context.Context, accountID int64, coin string, amount int64,
+	record func(tx store.Tx, transferID, balance int64) error) (int64, error) {
 	if amount <= 0 {
 		return 0, drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: must be a positive integer in the smallest unit.")
 	}
+	if accountID == drip.AccountDeposits {
+		return 0, drip.Errorf(drip.CodeInvalid, "A deposit comes from system:deposits: it cannot go to it.")
+	}
 	var balance int64
 	err := l.store.Transact(ctx, func(tx store.Tx) error {
-		if _, _, err := Move(ctx, tx, &store.Transfer{
-			Coin: coin, From: drip.AccountDeposits, To: f.AccountID, Amount: amount, Kind: "deposit", CreatedAt: l.now(),
+		_, transferID, err := Move(ctx, tx, &store.Transfer{
+			Coin: coin, From: drip.AccountDeposits, To: accountID, Amount: amount, Kind: "deposit", CreatedAt: l.now(),
+		})
+		if err != nil {
+			return err
+		}
+		if balance, err = tx.BalanceGet(ctx, accountID, coin); err != nil || record == nil {
+			return err
+		}
+		return record(tx, transferID, balance)
+	})
+	return balance, err
+}
+
+// Fund moves amount of coin from a user's wallet to a faucet the user
+// owns, as one transfer of kind "fund" in one transaction (the wallet's
+// "fund this faucet", issue 11), and returns both balances after it.
+// Another user's faucet is not found; a wallet holding less than amount
+// is refused, and nothing moves.
+func (l *Ledger) Fund(ctx context.Context, u *drip.User, f *drip.Faucet, coin string, amount int64) (wallet, faucet int64, err error) {
+	if f.OwnerID != u.ID {
+		return 0, 0, drip.Errorf(drip.CodeNotFound, "There is no such faucet among yours.")
+	}
+	if amount <= 0 {
+		return 0, 0, drip.Errorf(drip.CodeInvalidAmount, "Invalid amount: it must be above zero.")
+	}
+	err = l.store.Transact(ctx, func(tx store.Tx) error {
+		var err error
+		if wallet, _, err = Move(ctx, tx, &store.Transfer{
+			Coin: coin, From: u.AccountID, To: f.AccountID, Amount: amount, Kind: "fund", CreatedAt: l.now(),
 		}); err != nil {
 			return err
 		}
-		var err error
-		balance, err = tx.BalanceGet(ctx, f.AccountID, coin)
+		faucet, err = tx.BalanceGet(ctx, f.AccountID, coin)
 		return err
 	})
-	return balance, err
+	if errors.Is(err, store.ErrInsufficientFunds) {
+		return 0, 0, drip.Errorf(drip.CodeInsufficientFunds, "Insufficient funds: your wallet holds less than %s %s.", drip.FormatCoins(amount), coin)
+	}
+	return wallet, faucet, err
 }
 
 // RecordRefusal writes the payout.failed event of a send refused before it

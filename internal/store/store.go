@@ -152,6 +152,27 @@ type Reader interface {
 	// SecurityLogList is the user's latest security log entries, newest first.
 	SecurityLogList(ctx context.Context, p *SecurityLogListParams) ([]drip.SecurityEvent, error)
 
+	// The wallet pages (issue 11).
+	// PayoutListByRecipient is a page of the payouts a wallet received,
+	// newest first, each with its faucet's name: those of p.Coin and
+	// p.FaucetID when set, before the transfer p.Before (keyset paging on
+	// the wallet's journal) or from the newest when it is 0.
+	PayoutListByRecipient(ctx context.Context, p *PayoutListByRecipientParams) ([]ReceivedPayout, error)
+	// FaucetListPayers is the faucets that have paid the user, by name.
+	FaucetListPayers(ctx context.Context, userID int64) ([]drip.Faucet, error)
+
+	// The operator pages (issue 11, item 6).
+	// OperatorLogList is a page of the operator log, newest first: the
+	// entries before p.BeforeID, or from the newest when it is 0.
+	OperatorLogList(ctx context.Context, p *OperatorLogListParams) ([]OperatorLogEntry, error)
+	// UserSearch is a page of the users whose username, email or
+	// payout_user_hash contains p.Query (every user when it is ""), in
+	// the order they signed up.
+	UserSearch(ctx context.Context, p *UserSearchParams) ([]drip.User, error)
+	// BalanceTotals sums the balances per coin and holder: users' wallets,
+	// faucets' balances, system:deposits and system:listing.
+	BalanceTotals(ctx context.Context) ([]BalanceTotal, error)
+
 	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
 	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
 	ReconcilePayouts(ctx context.Context) ([]int64, error)
@@ -160,6 +181,13 @@ type Reader interface {
 	// FaucetKeyPending reports whether the faucet has a v1 key rotation
 	// waiting to be confirmed (D13); ErrNotFound when there is no faucet.
 	FaucetKeyPending(ctx context.Context, id int64) (bool, error)
+
+	// The faucet management pages (issue 11).
+	// PayoutSearch is a page of the faucet's payouts, newest first, each
+	// with its recipient's payout_user_hash: those matching whichever of
+	// coin, recipient and referral p names, and older than the payout
+	// p.BeforeID (keyset paging) or from the newest when it is 0.
+	PayoutSearch(ctx context.Context, p *PayoutSearchParams) ([]PayoutFound, error)
 }
 
 // Tx is a write transaction. Every write happens through one.
@@ -177,6 +205,9 @@ type Tx interface {
 	UserSetPayoutHash(ctx context.Context, id int64, hash string) error
 	UserSetStatus(ctx context.Context, id int64, status drip.UserStatus) error
 	UserAddressAdd(ctx context.Context, userID int64, coin, address string, at time.Time) error
+	// UserAddressRemove unlinks one of the user's addresses (the wallet
+	// pages, issue 11); ErrNotFound when the user has not linked it.
+	UserAddressRemove(ctx context.Context, userID int64, coin, address string) error
 	UserSetPassword(ctx context.Context, p *UserSetPasswordParams) error
 	// UserSetEmail replaces the user's email and whether it is verified;
 	// ErrConflict when another user has that email.
@@ -293,6 +324,15 @@ type Tx interface {
 	ListingRequestDecide(ctx context.Context, id int64, status drip.ListingStatus, at time.Time, refundTransferID int64) error
 
 	AuditInsert(ctx context.Context, e *drip.AuditEntry) (int64, error)
+
+	// The operator pages (issue 11, item 6).
+	OperatorLogAdd(ctx context.Context, e *OperatorLogEntry) (int64, error)
+	// UserSetEmailVerified marks the user's current email verified;
+	// ErrNotFound when there is no such user.
+	UserSetEmailVerified(ctx context.Context, id int64) error
+	// CoinSetMinPayout sets the smallest amount a send of the coin may
+	// pay; ErrNotFound when there is no such coin.
+	CoinSetMinPayout(ctx context.Context, symbol string, minPayout int64) error
 
 	KeyCreate(ctx context.Context, k *drip.Key, hash string) (int64, error)
 	// KeyRevoke marks a live key revoked; ErrNotFound if there is no such
@@ -496,6 +536,38 @@ type BatchPayout struct {
 	From, To   int64       // faucet and recipient accounts
 }
 
+// OperatorLogEntry is one action taken on the operator pages: who, what,
+// on what, and its details (JSON, never a secret).
+type OperatorLogEntry struct {
+	ID         int64
+	OperatorID int64
+	Operator   string // the operator's username, read back with the entry
+	Action     string // "user.suspend", "deposit", ...
+	Target     string // what it was done to: "user alice", "faucet 3", "coin BTC"
+	Detail     []byte // JSON
+	CreatedAt  time.Time
+}
+
+type OperatorLogListParams struct {
+	BeforeID int64 // 0: from the newest
+	Limit    int
+}
+
+type UserSearchParams struct {
+	Query  string // matched anywhere in username, email or payout_user_hash, in any case
+	Limit  int
+	Offset int
+}
+
+// BalanceTotal is what one kind of holder holds of a coin, over how many
+// accounts.
+type BalanceTotal struct {
+	Coin     string
+	Holder   string // "user", "faucet", "system:deposits" or "system:listing"
+	Accounts int64
+	Amount   int64
+}
+
 // CoinSum is a coin whose balances do not sum to zero (D3).
 type CoinSum struct {
 	Coin string `json:"coin"`
@@ -514,4 +586,39 @@ type AccountMismatch struct {
 type AddressOwner struct {
 	Coin   string
 	UserID int64
+}
+
+// PayoutSearchParams filter a faucet's payouts (PayoutSearch); a zero
+// filter matches every payout.
+type PayoutSearchParams struct {
+	FaucetID    int64
+	Coin        string // "": every coin
+	RecipientID int64  // 0: every recipient
+	Referral    string // "": any referral
+	BeforeID    int64  // only payouts listed after this one (older); 0: from the newest
+	Limit       int
+}
+
+// PayoutFound is a payout PayoutSearch found, with its recipient's
+// payout_user_hash (D12), which an owner may see.
+type PayoutFound struct {
+	drip.Payout
+	PayoutUserHash string
+}
+
+// PayoutListByRecipientParams select a page of the payouts a wallet
+// received (PayoutListByRecipient); a zero filter matches every payout.
+type PayoutListByRecipientParams struct {
+	AccountID int64  // the recipient's wallet
+	Coin      string // "": every coin
+	FaucetID  int64  // 0: every faucet
+	Before    int64  // only payouts whose transfer is older than this one; 0: from the newest
+	Limit     int
+}
+
+// ReceivedPayout is a payout as its recipient's wallet lists it.
+type ReceivedPayout struct {
+	drip.Payout
+	TransferID int64 // the payout's journal entry: the order, and the cursor, of the list
+	FaucetName string
 }

@@ -156,9 +156,40 @@ func (r *Registry) LinkAddress(ctx context.Context, u *drip.User, coin, address 
 	return err
 }
 
+// UnlinkAddress removes a wallet address the user linked for coin: payouts
+// to it no longer reach the user (D11), and another user may link it.
+func (r *Registry) UnlinkAddress(ctx context.Context, u *drip.User, coin, address string) error {
+	err := r.store.Transact(ctx, func(tx store.Tx) error { return tx.UserAddressRemove(ctx, u.ID, coin, address) })
+	if errors.Is(err, store.ErrNotFound) {
+		return drip.Errorf(drip.CodeNotFound, "This %s address is not linked to your account.", coin)
+	}
+	return err
+}
+
 // SetStatus suspends or reactivates a user.
 func (r *Registry) SetStatus(ctx context.Context, u *drip.User, status drip.UserStatus) error {
 	return r.store.Transact(ctx, func(tx store.Tx) error { return tx.UserSetStatus(ctx, u.ID, status) })
+}
+
+// MarkVerified marks the user's current email verified, as an operator
+// may when the emailed link cannot reach them.
+func (r *Registry) MarkVerified(ctx context.Context, u *drip.User) error {
+	return r.store.Transact(ctx, func(tx store.Tx) error { return tx.UserSetEmailVerified(ctx, u.ID) })
+}
+
+// MaxSearch is the most users one page of Search returns.
+const MaxSearch = 100
+
+// Search returns a page of the users whose username, email or
+// payout_user_hash contains query, in any case (every user when it is
+// empty), in the order they signed up: limit (1 to MaxSearch) from the
+// offset-th.
+func (r *Registry) Search(ctx context.Context, query string, limit, offset int) ([]drip.User, error) {
+	query = strings.TrimSpace(query)
+	if len(query) > 320 {
+		return nil, drip.Errorf(drip.CodeInvalid, "Invalid search: at most 320 characters.")
+	}
+	return r.store.UserSearch(ctx, &store.UserSearchParams{Query: query, Limit: min(max(limit, 1), MaxSearch), Offset: max(offset, 0)})
 }
 
 // SetOperator grants or withdraws the operator role, and records it in

@@ -52,7 +52,11 @@ type queries struct {
 	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet             stmt
 	ListingRequestListByStatus, ListingRequestDecide                                stmt
 	AuditInsert, AuditList                                                          stmt
+	PayoutListByRecipient, FaucetListPayers, UserAddressRemove                      stmt // the wallet pages
+	PayoutSearch                                                                    stmt // the faucet management pages
 	FaucetKeyPending, KeyTouch                                                      stmt // a faucet's API keys page
+	OperatorLogAdd, OperatorLogList, UserSearch, UserSetEmailVerified               stmt // the operator pages
+	CoinSetMinPayout, BalanceTotals                                                 stmt // the operator pages
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

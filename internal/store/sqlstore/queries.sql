@@ -515,6 +515,18 @@ INSERT INTO security_log (user_id, kind, ip, detail, created_at) VALUES ($1, $2,
 SELECT id, user_id, kind, ip, detail, created_at FROM security_log
 WHERE user_id = $1 ORDER BY id DESC LIMIT $2;
 
+-- The faucet management pages (issue 11).
+
+-- name: PayoutSearch
+-- The owner's list of payouts and its CSV export: optional filters ('' and
+-- 0 match all), newest first, and the page after the payout $5 (keyset on
+-- the index (faucet_id, created_at, id); 0: from the newest).
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
+FROM payouts p JOIN users u ON u.id = p.recipient_id
+WHERE p.faucet_id = $1 AND ($2 = '' OR p.coin = $2) AND ($3 = 0 OR p.recipient_id = $3) AND ($4 = '' OR p.referral = $4)
+  AND ($5 = 0 OR (p.created_at, p.id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
+
 -- A faucet's API keys page (issue 11).
 
 -- name: FaucetKeyPending
@@ -522,3 +534,58 @@ SELECT pending_key_hash IS NOT NULL FROM faucets WHERE id = $1;
 
 -- name: KeyTouch
 UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2);
+
+-- The wallet pages (issue 11).
+
+-- name: PayoutListByRecipient
+-- A wallet's payouts are found through its journal (the index transfers_to
+-- (to_account, coin, id)), so a page is a range of it; the cursor $4 is a
+-- transfer id (0: from the newest), and '' and 0 match every coin and faucet.
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at,
+  t.id, f.name
+FROM transfers t JOIN payouts p ON p.transfer_id = t.id JOIN faucets f ON f.id = p.faucet_id
+WHERE t.to_account = $1 AND t.kind = 'payout' AND ($2 = '' OR t.coin = $2)
+  AND (CAST($3 AS BIGINT) = 0 OR p.faucet_id = $3) AND (CAST($4 AS BIGINT) = 0 OR t.id < $4)
+ORDER BY t.id DESC LIMIT $5;
+
+-- name: FaucetListPayers
+-- One probe of the index payouts_faucet_recipient per faucet.
+SELECT {{FaucetColumns}} FROM faucets
+WHERE EXISTS (SELECT 1 FROM payouts p WHERE p.faucet_id = faucets.id AND p.recipient_id = $1)
+ORDER BY name, id;
+
+-- name: UserAddressRemove
+DELETE FROM user_addresses WHERE user_id = $1 AND coin = $2 AND address = $3;
+
+-- The operator pages (issue 11, item 6).
+
+-- name: OperatorLogAdd
+INSERT INTO operator_log (operator_id, action, target, detail, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id;
+
+-- name: OperatorLogList
+-- Newest first, those before id $1 (0: from the newest).
+SELECT l.id, l.operator_id, u.username, l.action, l.target, l.detail, l.created_at
+FROM operator_log l JOIN users u ON u.id = l.operator_id
+WHERE ($1 = 0 OR l.id < $1) ORDER BY l.id DESC LIMIT $2;
+
+-- name: UserSearch
+-- $1 is the lower-cased query with LIKE's wildcards escaped by a
+-- backslash; usernames, emails and hashes are stored lower-case.
+SELECT {{UserColumns}} FROM users
+WHERE username LIKE '%' || $1 || '%' ESCAPE '\' OR email LIKE '%' || $1 || '%' ESCAPE '\'
+   OR payout_user_hash LIKE '%' || $1 || '%' ESCAPE '\'
+ORDER BY id LIMIT $2 OFFSET $3;
+
+-- name: UserSetEmailVerified
+UPDATE users SET email_verified = true WHERE id = $1;
+
+-- name: CoinSetMinPayout
+UPDATE coins SET min_payout = $2 WHERE symbol = $1;
+
+-- name: BalanceTotals
+-- Per coin (in the catalogue's order) and holder: accounts 1 and 2 are
+-- system:deposits and system:listing; the rest are users' or faucets'.
+SELECT b.coin, CASE b.account_id WHEN 1 THEN 'system:deposits' WHEN 2 THEN 'system:listing' ELSE a.kind END AS holder,
+  COUNT(CASE WHEN b.amount <> 0 THEN 1 END), CAST(SUM(b.amount) AS BIGINT)
+FROM balances b JOIN accounts a ON a.id = b.account_id JOIN coins c ON c.symbol = b.coin
+GROUP BY c.position, b.coin, holder ORDER BY c.position, holder;

@@ -73,6 +73,11 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"ListingCostSetListAndWithdraw", testListingCosts},
 		{"ListingRequestsOneOpenPerFaucet", testListingRequests},
 		{"AuditInsertAndListNewestFirstPerFaucet", testAuditInsertAndList},
+		// wallet.go
+		{"PayoutListByRecipientNewestFirstFilteredAndPaged", testPayoutListByRecipient}, {"FaucetListPayersByName", testFaucetListPayers}, {"UserAddressRemoveOnlyTheUsersOwn", testUserAddressRemove},
+		{"PayoutSearchFiltersAndPages", testPayoutSearchFiltersAndPages}, // manage.go
+		// operator.go
+		{"OperatorLogNewestFirstAndPaged", testOperatorLogNewestFirstAndPaged}, {"UserSearchBySubstringPaged", testUserSearchBySubstringPaged}, {"UserSetEmailVerified", testUserSetEmailVerified}, {"CoinSetMinPayout", testCoinSetMinPayout}, {"BalanceTotalsPerCoinAndHolder", testBalanceTotalsPerCoinAndHolder},
 		{"FaucetKeyPending", testFaucetKeyPending}, {"KeyTouchOnlyForward", testKeyTouchOnlyForward}, // keypage.go
 		// transact.go, migrations.go, errors.go
 		{"TransactCommitsOnNil", testTransactCommits},
