@@ -34,11 +34,11 @@ func (AuditParams) refine(s *jsonschema.Schema) {
 // AuditEntry is one change to the faucet: a manage call made through the
 // tool server, or a change made on the faucet's console pages.
 type AuditEntry struct {
-	ID    int64  `json:"id" jsonschema:"entry identifier"`
-	Via   string `json:"via" jsonschema:"where the change was made: tool_server or console"`
-	By    string `json:"by" jsonschema:"who made it: the key's prefix (tool_server) or the user's name (console)"`
-	KeyID int64  `json:"key_id" jsonschema:"the key that made the call; 0 for a change made on the console"`
-	Tool  string `json:"tool" jsonschema:"the operation called, by its tool's name"`
+	ID        int64           `json:"id" jsonschema:"entry identifier"`
+	Via       string          `json:"via" jsonschema:"where the change was made: tool_server or console"`
+	By        string          `json:"by" jsonschema:"who made it: the key's prefix (tool_server) or the user's name (console)"`
+	KeyID     int64           `json:"key_id" jsonschema:"the key that made the call; 0 for a change made on the console"`
+	Tool      string          `json:"tool" jsonschema:"the operation called, by its tool's name"`
 	Arguments json.RawMessage `json:"arguments" jsonschema:"its arguments, those the tool takes"`
 	Result    string          `json:"result" jsonschema:"what the call did, or why it failed"`
 	IsError   bool            `json:"is_error" jsonschema:"whether the call failed"`
