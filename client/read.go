@@ -268,10 +268,13 @@ func (c *Client) LowBalanceNotification(ctx context.Context) (*LowBalanceNotific
 	return read[LowBalanceNotification](ctx, c, "/low-balance-notification", nil)
 }
 
-// AuditEntry is one manage call made through the tool server.
+// AuditEntry is one change to the faucet: a manage call made through the
+// tool server, or a change made on the faucet's console pages.
 type AuditEntry struct {
 	ID        int64           `json:"id"`
-	KeyID     int64           `json:"key_id"`
+	Via       string          `json:"via"`    // "tool_server" or "console"
+	By        string          `json:"by"`     // the key's prefix, or the user's name on the console
+	KeyID     int64           `json:"key_id"` // 0 for a change made on the console
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
 	Result    string          `json:"result"`
