@@ -55,6 +55,12 @@ func newOutageEnv(t *testing.T) *outageEnv {
 	env.User(t, "bob")
 	f, v1 := env.Faucet(t, map[string]int64{"BTC": 1_000_000})
 	v2 := env.Key(t, f, drip.ScopeRead, drip.ScopeSend)
+	// A first use records the key's last use (key.TouchEvery); the clock
+	// stands still, so no later request writes it again, and the COMMIT
+	// a test breaks is the payout's own.
+	if r := env.V2(t, v2, "/balances", nil); r.HTTPStatus != http.StatusOK {
+		t.Fatalf("first use of the v2 key: %s", r.Raw)
+	}
 	return &outageEnv{Env: env, px: px, f: f, v1: v1, v2: v2}
 }
 
