@@ -20,7 +20,6 @@ import (
 
 	"github.com/dripfaucet/drip/internal/logtest"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/pquerna/otp/totp"
 
@@ -57,9 +56,9 @@ var (
 	aliceLine = regexp.MustCompile(`recipient:\s+alice\s+password (\S+)`)
 )
 
-func startConsole(t *testing.T, dataDir string) *consoleServer {
+func startConsole(t *testing.T, dataDir string, args ...string) *consoleServer {
 	t.Helper()
-	cmd := exec.Command(dripBin, "serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+	cmd := exec.Command(dripBin, append([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, args...)...)
 	cmd.Env = append(os.Environ(), "DRIP_LOG_LEVEL=info")
 	s := &consoleServer{log: &logtest.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = s.log
@@ -118,25 +117,6 @@ func startConsole(t *testing.T, dataDir string) *consoleServer {
 
 var verifyLink = regexp.MustCompile(`(http://127\.0\.0\.1:\d+/verify\?token=[A-Za-z0-9_-]{43})`)
 
-// link waits for the verification link emailed to the address (written
-// to the log, there being no SMTP server).
-func (s *consoleServer) link(t *testing.T, to string) string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for line := range strings.Lines(s.log.String()) {
-			if strings.Contains(line, `"to":"`+to+`"`) || strings.Contains(line, "to="+to) {
-				if m := verifyLink.FindStringSubmatch(line); m != nil {
-					return m[1]
-				}
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("no verification link to %s in the log:\n%s", to, s.log)
-	return ""
-}
-
 // shotsDir is where the browser tests save their screenshots.
 func shotsDir(t *testing.T) string {
 	dir := os.Getenv("DRIP_CONSOLE_SHOTS")
@@ -151,130 +131,49 @@ func shotsDir(t *testing.T) string {
 }
 
 // TestBrowserConsoleAccounts walks the account pages in a real Chromium
-// against the real drip serve: sign up, verify by the emailed link, log
+// against the real drip serve: sign up, verify by the link emailed to a
+// real SMTP server (the test's, through --smtp-url), log
 // in, enrol TOTP with codes computed from the secret on the page, log out
 // and in with a code, refused with the same code again, in with a
 // recovery code, refused with it again, change the password, log in as
 // the demo owner. Each page is saved as a PNG at desktop and phone width.
 func TestBrowserConsoleAccounts(t *testing.T) {
 	t.Parallel()
-	chromium := chromiumPath(t)
-	s := startConsole(t, t.TempDir())
-	dir := shotsDir(t)
+	in := startInbox(t)
+	s := startConsole(t, t.TempDir(), "--smtp-url", in.URL())
+	c := newChrome(t, s.base)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true))
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	browser, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	if err := chromedp.Do(browser); err != nil { // starts the browser, which lives as long as browser
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
-	defer cancel()
-
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		step, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if err := chromedp.Do(step, steps...); err != nil {
-			body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
-			t.Fatalf("%s: %v\npage: %s", what, err, body)
-		}
-	}
-	title := func(h1 string) chromedp.Action[chromedp.Void] {
-		return chromedp.WaitVisible(`//h1[normalize-space()="` + h1 + `"]`)
-	}
-	// fill types into an empty field (the pages never fill in a
-	// password or a code again).
-	fill := func(sel, text string) chromedp.Action[chromedp.Void] {
-		return chromedp.SendKeys(chromedp.CSS(sel), text)
-	}
-	submit := func(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
-	shot := func(name string) {
-		t.Helper()
-		for _, v := range []struct {
-			suffix string
-			w, h   int64
-			mobile bool
-		}{{"desktop", 1280, 900, false}, {"phone", 390, 844, true}} {
-			emulate := chromedp.EmulateViewport(v.w, v.h)
-			if v.mobile {
-				emulate = chromedp.EmulateViewport(v.w, v.h, chromedp.EmulateMobile)
-			}
-			run("viewport "+v.suffix, emulate)
-			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-			if err != nil {
-				t.Fatalf("screenshot %s: %v", name, err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, name+"-"+v.suffix+".png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		run("desktop again", chromedp.EmulateViewport(1280, 900))
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
-	}
-	noteCookies := func() {
-		t.Helper()
-		res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
-		if err != nil {
-			t.Fatalf("cookies: %v", err)
-		}
-		for _, c := range res.Cookies {
-			noteSecret("a session token", c.Value)
-			if c.Name == "drip_session" && (!c.HTTPOnly || c.SameSite != network.CookieSameSiteLax) {
-				t.Errorf("cookie %s: HttpOnly %v SameSite %v", c.Name, c.HTTPOnly, c.SameSite)
-			}
-		}
-	}
 	const pw, newPW = "a long browser password", "another long password"
 	noteSecret("a browser test password", pw)
 	noteSecret("a browser test password", newPW)
 
 	// Sign up: the rules show before submitting; a weak password is
 	// refused next to its field.
-	run("sign-up page", chromedp.Navigate(s.base+"/signup"), title("Sign up"))
-	shot("01-signup")
-	run("weak password", fill("#username", "browser_user"), fill("#email", "browser@example.com"), fill("#password", "short"),
+	c.run("sign-up page", chromedp.Navigate(s.base+"/signup"), title("Sign up"))
+	c.shot("01-signup")
+	c.run("weak password", fill("#username", "browser_user"), fill("#email", "browser@example.com"), fill("#password", "short"),
 		submit("form.card button"), chromedp.WaitVisible(chromedp.CSS("#password-error")))
-	shot("02-signup-error")
-	run("sign up", fill("#password", pw), submit("form.card button"), title("Check your email"))
-	shot("03-check-your-email")
+	c.shot("02-signup-error")
+	c.run("sign up", fill("#password", pw), submit("form.card button"), title("Check your email"))
+	c.shot("03-check-your-email")
 
-	run("verify page", chromedp.Navigate(s.link(t, "browser@example.com")), title("Confirm your email"))
-	shot("04-verify")
-	run("verify", submit("form.card button"), title("Log in"))
-	if got := text(".flash"); got != "Your email address is confirmed." {
+	c.run("verify page", chromedp.Navigate(in.link(t, "browser@example.com", verifyLink)), title("Confirm your email"))
+	c.shot("04-verify")
+	c.run("verify", submit("form.card button"), title("Log in"))
+	if got := c.text(".flash"); got != "Your email address is confirmed." {
 		t.Errorf("after verifying: %q", got)
 	}
-	shot("05-login")
+	c.shot("05-login")
 
-	login := func(user, password string) {
-		t.Helper()
-		run("log in as "+user, chromedp.Navigate(s.base+"/login"), title("Log in"), fill("#identifier", user), fill("#password", password),
-			submit("form.card button"), chromedp.WaitVisible(chromedp.CSS("h1")))
-	}
-	logout := func() {
-		t.Helper()
-		run("log out", submit(`header form[action="/logout"] button`), title("Log in"))
-	}
-	login("browser_user", pw)
-	run("account page", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
-	noteCookies()
-	shot("06-account")
+	c.login("browser_user", pw)
+	c.run("account page", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
+	c.noteCookies()
+	c.shot("06-account")
 
 	// Enrol TOTP with a code computed from the secret the page shows.
-	run("enrol", submit(`form[action="/account/totp"] button`), title("Turn on two-factor authentication"))
-	shot("07-enrol-totp")
-	secret := text("#totp-secret")
+	c.run("enrol", submit(`form[action="/account/totp"] button`), title("Turn on two-factor authentication"))
+	c.shot("07-enrol-totp")
+	secret := c.text("#totp-secret")
 	noteSecret("the TOTP secret", secret)
 	code := func(at time.Time) string {
 		c, err := totp.GenerateCode(secret, at)
@@ -284,84 +183,84 @@ func TestBrowserConsoleAccounts(t *testing.T) {
 		return c
 	}
 	enrolled := time.Now()
-	run("confirm TOTP", fill("#code", code(enrolled)), submit(`form[action="/account/totp/confirm"] button`), title("Your recovery codes"))
-	recovery := strings.Fields(text("#recovery-codes"))
+	c.run("confirm TOTP", fill("#code", code(enrolled)), submit(`form[action="/account/totp/confirm"] button`), title("Your recovery codes"))
+	recovery := strings.Fields(c.text("#recovery-codes"))
 	if len(recovery) != 10 {
 		t.Fatalf("recovery codes: %q", recovery)
 	}
 	for _, c := range recovery {
 		noteSecret("a recovery code", c)
 	}
-	shot("08-recovery-codes")
-	run("saved", chromedp.Click(chromedp.CSS(`a.button`)), title("Account security"))
-	shot("09-account-2fa-on")
-	logout()
-	shot("10-logged-out")
+	c.shot("08-recovery-codes")
+	c.run("saved", chromedp.Click(chromedp.CSS(`a.button`)), title("Account security"))
+	c.shot("09-account-2fa-on")
+	c.logout()
+	c.shot("10-logged-out")
 
 	// Log in with a code (the next step's: the current one confirmed the
 	// enrolment, and each step is taken once), then refused with it again.
 	next := code(enrolled.Add(30 * time.Second))
-	login("browser_user", pw)
-	run("second factor page", title("Two-factor authentication"))
-	shot("11-second-factor")
-	run("code", fill("#code", next), submit("form.card button"), title("Wallet"))
-	noteCookies()
-	logout()
-	login("browser_user", pw)
-	run("reused code", fill("#code", next), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS("#code-error")))
-	if got := text("#code-error"); !strings.Contains(got, "already used") {
+	c.login("browser_user", pw)
+	c.run("second factor page", title("Two-factor authentication"))
+	c.shot("11-second-factor")
+	c.run("code", fill("#code", next), submit("form.card button"), title("Wallet"))
+	c.noteCookies()
+	c.logout()
+	c.login("browser_user", pw)
+	c.run("reused code", fill("#code", next), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS("#code-error")))
+	if got := c.text("#code-error"); !strings.Contains(got, "already used") {
 		t.Errorf("a reused code: %q", got)
 	}
-	shot("12-second-factor-reused")
+	c.shot("12-second-factor-reused")
 
 	// A recovery code logs in; the second factor just passed counts as
 	// recent, so the password changes without another code.
-	run("recovery code", fill("#code", recovery[0]), submit("form.card button"), title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
-	if !strings.Contains(text("#two-factor"), "Recovery codes left: 9") {
-		t.Errorf("two-factor section: %q", text("#two-factor"))
+	c.run("recovery code", fill("#code", recovery[0]), submit("form.card button"), title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
+	if !strings.Contains(c.text("#two-factor"), "Recovery codes left: 9") {
+		t.Errorf("two-factor section: %q", c.text("#two-factor"))
 	}
-	run("password page", chromedp.Click(chromedp.CSS(`a[href="/account/password"]`)), title("Change your password"))
-	shot("13-change-password")
-	run("change password", fill("#current", pw), fill("#password", newPW), submit("form.card button"), title("Account security"))
-	shot("14-password-changed")
-	run("email page", chromedp.Navigate(s.base+"/account/email"), title("Change your email address"))
-	shot("15-change-email")
-	run("confirm page", chromedp.Navigate(s.base+"/account/confirm?next=email"), title("Confirm it is you"))
-	shot("16-confirm-it-is-you")
-	logout()
+	c.run("password page", chromedp.Click(chromedp.CSS(`a[href="/account/password"]`)), title("Change your password"))
+	c.shot("13-change-password")
+	c.run("change password", fill("#current", pw), fill("#password", newPW), submit("form.card button"), title("Account security"))
+	c.shot("14-password-changed")
+	c.run("email page", chromedp.Navigate(s.base+"/account/email"), title("Change your email address"))
+	c.shot("15-change-email")
+	c.run("confirm page", chromedp.Navigate(s.base+"/account/confirm?next=email"), title("Confirm it is you"))
+	c.shot("16-confirm-it-is-you")
+	c.logout()
 
 	// The new password, and the recovery code again: refused. (Five code
 	// attempts in 15 minutes are all an account gets.)
-	login("browser_user", newPW)
-	run("reused recovery code", fill("#code", recovery[0]), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS("#code-error")))
-	if got := text("#code-error"); !strings.Contains(got, "already used") {
+	c.login("browser_user", newPW)
+	c.run("reused recovery code", fill("#code", recovery[0]), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS("#code-error")))
+	if got := c.text("#code-error"); !strings.Contains(got, "already used") {
 		t.Errorf("a reused recovery code: %q", got)
 	}
 
 	// The pages before a login.
-	run("log out pending", submit(`form[action="/logout"] button`), title("Log in"))
-	run("forgot page", chromedp.Navigate(s.base+"/forgot"), title("Forgot your password"))
-	shot("17-forgot-password")
-	run("forgot", fill("#email", "browser@example.com"), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS(".flash")))
-	shot("18-forgot-sent")
-	run("reset page", chromedp.Navigate(s.base+"/reset?token=not-a-real-token"), title("Choose a new password"))
-	shot("19-reset-password")
-	run("bad reset link", fill("#password", "yet another long password"), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS(".form-error")))
-	shot("20-reset-bad-link")
-	run("login error", chromedp.Navigate(s.base+"/login"), fill("#identifier", "browser_user"), fill("#password", "wrong password"),
+	c.run("log out pending", submit(`form[action="/logout"] button`), title("Log in"))
+	c.run("forgot page", chromedp.Navigate(s.base+"/forgot"), title("Forgot your password"))
+	c.shot("17-forgot-password")
+	c.run("forgot", fill("#email", "browser@example.com"), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS(".flash")))
+	c.shot("18-forgot-sent")
+	c.run("reset page", chromedp.Navigate(s.base+"/reset?token=not-a-real-token"), title("Choose a new password"))
+	c.shot("19-reset-password")
+	c.run("bad reset link", fill("#password", "yet another long password"), submit("form.card button"), chromedp.WaitVisible(chromedp.CSS(".form-error")))
+	c.shot("20-reset-bad-link")
+	c.run("login error", chromedp.Navigate(s.base+"/login"), fill("#identifier", "browser_user"), fill("#password", "wrong password"),
 		submit("form.card button"), chromedp.WaitVisible(chromedp.CSS(".form-error")))
-	shot("21-login-refused")
+	c.shot("21-login-refused")
 
 	// The demo owner logs in with the password serve --demo printed.
-	login("demo_owner", s.ownerPassword)
-	run("demo owner's account", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
-	noteCookies()
-	shot("22-demo-owner-account")
-	logout()
-	login("alice", s.alicePassword)
-	run("alice's account", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
-	noteCookies()
-	logout()
+	c.login("demo_owner", s.ownerPassword)
+	c.run("demo owner's account", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
+	c.noteCookies()
+	c.shot("22-demo-owner-account")
+	c.logout()
+	c.login("alice", s.alicePassword)
+	c.run("alice's account", title("Wallet"), chromedp.Navigate(s.base+"/account"), title("Account security"))
+	c.noteCookies()
+	c.logout()
 }
 
 // TestConsoleDemoLogins: serve --demo prints logins that work, keeps them
