@@ -202,6 +202,21 @@ func mintArgs(p key.MintParams) map[string]any {
 	return args
 }
 
+// keysFaucet is the owned faucet of a change on its keys page, a
+// sensitive action (issue 11, D15): a session not confirmed within 15
+// minutes is sent to confirm it is you, then back to the keys page.
+func (h *Handler) keysFaucet(w http.ResponseWriter, r *http.Request, sess *account.Session) (*drip.Faucet, bool) {
+	f, ok := h.ownedFaucet(w, r, sess)
+	if !ok {
+		return nil, false
+	}
+	if !h.acc.RecentlyVerified(sess) {
+		h.reverify(w, r, keysPath(f))
+		return nil, false
+	}
+	return f, true
+}
+
 // minted is the data of the page that shows a new key, this once.
 type minted struct {
 	Tabs   faucetTabs
@@ -213,12 +228,8 @@ type minted struct {
 // one time it is shown (D14): the page is not cached (render's no-store),
 // and the secret is in no log and no redirect.
 func (h *Handler) mintKey(w http.ResponseWriter, r *http.Request, sess *account.Session) {
-	f, ok := h.ownedFaucet(w, r, sess)
+	f, ok := h.keysFaucet(w, r, sess)
 	if !ok {
-		return
-	}
-	if !h.acc.RecentlyVerified(sess) {
-		h.reverify(w, r, keysPath(f))
 		return
 	}
 	params, bad := decodeMint(r, f.ID, h.d.Now())
@@ -253,12 +264,8 @@ func (h *Handler) keyChanged(r *http.Request, sess *account.Session, kind, detai
 // revokeKey revokes one of the faucet's v2 keys, at once on every node
 // (D14: keys are never cached).
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, sess *account.Session) {
-	f, ok := h.ownedFaucet(w, r, sess)
+	f, ok := h.keysFaucet(w, r, sess)
 	if !ok {
-		return
-	}
-	if !h.acc.RecentlyVerified(sess) {
-		h.reverify(w, r, keysPath(f))
 		return
 	}
 	k, err := h.faucetKey(r, f)
@@ -309,12 +316,8 @@ type rotated struct {
 // rotateV1Key issues a new v1 key beside the current one and shows it
 // this once; both work until the rotation is confirmed (D13).
 func (h *Handler) rotateV1Key(w http.ResponseWriter, r *http.Request, sess *account.Session) {
-	f, ok := h.ownedFaucet(w, r, sess)
+	f, ok := h.keysFaucet(w, r, sess)
 	if !ok {
-		return
-	}
-	if !h.acc.RecentlyVerified(sess) {
-		h.reverify(w, r, keysPath(f))
 		return
 	}
 	secret, err := h.d.Faucets.RotateKey(r.Context(), f.ID)
@@ -333,12 +336,8 @@ func (h *Handler) rotateV1Key(w http.ResponseWriter, r *http.Request, sess *acco
 // confirmV1Key makes the new v1 key the only one: the old key is refused
 // from that moment, on every node (D13).
 func (h *Handler) confirmV1Key(w http.ResponseWriter, r *http.Request, sess *account.Session) {
-	f, ok := h.ownedFaucet(w, r, sess)
+	f, ok := h.keysFaucet(w, r, sess)
 	if !ok {
-		return
-	}
-	if !h.acc.RecentlyVerified(sess) {
-		h.reverify(w, r, keysPath(f))
 		return
 	}
 	if err := h.d.Faucets.ConfirmRotation(r.Context(), f.ID); err != nil {

@@ -49,21 +49,6 @@ func (q *querier) UserSearch(ctx context.Context, p *store.UserSearchParams) ([]
 	return out, err
 }
 
-// scanUser reads the columns of UserColumns, in getUser's way, from a
-// row of a list.
-func scanUser(scan func(dest ...any) error) (*drip.User, error) {
-	var u drip.User
-	var status string
-	var created int64
-	err := scan(&u.ID, &u.AccountID, &u.Username, &u.Email, &u.PasswordHash, &u.EmailVerified, &status, &u.PayoutUserHash, &created,
-		&u.Operator, &u.TOTPSecret, &u.TOTPEnabled, &u.TOTPLastStep)
-	if err != nil {
-		return nil, err
-	}
-	u.Status, u.CreatedAt = drip.UserStatus(status), fromMicros(created)
-	return &u, nil
-}
-
 func (q *querier) UserSetEmailVerified(ctx context.Context, id int64) error {
 	return q.execOne(ctx, q.q.UserSetEmailVerified, id)
 }

@@ -238,17 +238,20 @@ func (q *querier) AccountCreate(ctx context.Context, kind string, at time.Time) 
 }
 
 func (q *querier) getUser(ctx context.Context, sql stmt, args ...any) (*drip.User, error) {
+	return scanUser(func(dest ...any) error { return q.scanRow(ctx, sql, args, dest...) })
+}
+
+// scanUser reads the columns of UserColumns, from one row or a list's.
+func scanUser(scan func(dest ...any) error) (*drip.User, error) {
 	var u drip.User
 	var status string
 	var created int64
-	err := q.scanRow(ctx, sql, args, &u.ID, &u.AccountID, &u.Username, &u.Email, &u.PasswordHash,
-		&u.EmailVerified, &status, &u.PayoutUserHash, &created,
+	err := scan(&u.ID, &u.AccountID, &u.Username, &u.Email, &u.PasswordHash, &u.EmailVerified, &status, &u.PayoutUserHash, &created,
 		&u.Operator, &u.TOTPSecret, &u.TOTPEnabled, &u.TOTPLastStep)
 	if err != nil {
 		return nil, err
 	}
-	u.Status = drip.UserStatus(status)
-	u.CreatedAt = fromMicros(created)
+	u.Status, u.CreatedAt = drip.UserStatus(status), fromMicros(created)
 	return &u, nil
 }
 
