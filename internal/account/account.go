@@ -27,6 +27,7 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/seal"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
 )
@@ -113,15 +114,13 @@ type Service struct {
 	cfg        Config
 	perAccount ratelimit.Limiter
 	perIP      ratelimit.Limiter
-	totpKey    []byte // AES-256 key sealing TOTP secrets
-	dummyHash  string // checked when no user matches, so a miss costs a hit's time
+	totpKey    *seal.Key // seals TOTP secrets
+	dummyHash  string    // checked when no user matches, so a miss costs a hit's time
 }
 
-// totpSecretName names the server secret the TOTP sealing key is derived
-// from, kept beside the payout-hash secret (D12) and never the same one.
-const totpSecretName = "totp_seal_key"
-
-// New loads (creating on first use) the TOTP sealing secret.
+// New loads (creating on first use) the key sealing TOTP secrets
+// (internal/seal), derived from a server secret of its own, never the
+// payout-hash secret (D12).
 func New(ctx context.Context, p Params) (*Service, error) {
 	if p.Store == nil || p.Users == nil || p.Mail == nil {
 		return nil, errors.New("account: Store, Users and Mail are required")
@@ -136,18 +135,7 @@ func New(ctx context.Context, p Params) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	fresh := make([]byte, 32)
-	if _, err := rand.Read(fresh); err != nil {
-		return nil, err
-	}
-	if err := p.Store.Transact(ctx, func(tx store.Tx) error { return tx.SecretInit(ctx, totpSecretName, fresh) }); err != nil {
-		return nil, err
-	}
-	secret, err := p.Store.SecretGet(ctx, totpSecretName)
-	if err != nil {
-		return nil, err
-	}
-	key, err := sealKey(secret)
+	key, err := seal.Load(ctx, p.Store, seal.TOTP)
 	if err != nil {
 		return nil, err
 	}

@@ -2,14 +2,10 @@ package account
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base32"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,52 +33,22 @@ const (
 
 var totpOpts = totp.ValidateOpts{Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
-// sealKey derives the AES-256 key sealing TOTP secrets from the server secret.
-func sealKey(secret []byte) ([]byte, error) {
-	return hkdf.Key(sha256.New, secret, nil, "drip totp secret seal v1", 32)
-}
-
-// seal encrypts a TOTP secret for the user's row; the user's id is bound
-// in, so a sealed secret copied to another user does not open.
+// seal encrypts a TOTP secret for the user's row (internal/seal); the
+// user's id is bound in, so a sealed secret copied to another user does
+// not open.
 func (s *Service) seal(userID int64, secret string) (string, error) {
-	block, err := aes.NewCipher(s.totpKey)
-	if err != nil {
-		return "", err
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		return "", err
-	}
-	nonce := make([]byte, gcm.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", err
-	}
-	out := gcm.Seal(nonce, nonce, []byte(secret), []byte("user:"+strconv.FormatInt(userID, 10)))
-	return base64.StdEncoding.EncodeToString(out), nil
+	return s.totpKey.Seal([]byte(secret), totpBinding(userID))
 }
 
 func (s *Service) open(userID int64, sealed string) (string, error) {
-	raw, err := base64.StdEncoding.DecodeString(sealed)
-	if err != nil {
-		return "", fmt.Errorf("account: sealed TOTP secret of user %d: %w", userID, err)
-	}
-	block, err := aes.NewCipher(s.totpKey)
-	if err != nil {
-		return "", err
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		return "", err
-	}
-	if len(raw) < gcm.NonceSize() {
-		return "", fmt.Errorf("account: sealed TOTP secret of user %d is too short", userID)
-	}
-	plain, err := gcm.Open(nil, raw[:gcm.NonceSize()], raw[gcm.NonceSize():], []byte("user:"+strconv.FormatInt(userID, 10)))
+	plain, err := s.totpKey.Open(sealed, totpBinding(userID))
 	if err != nil {
 		return "", fmt.Errorf("account: sealed TOTP secret of user %d does not open: %w", userID, err)
 	}
 	return string(plain), nil
 }
+
+func totpBinding(userID int64) string { return "user:" + strconv.FormatInt(userID, 10) }
 
 // matchTOTP returns the time step whose code is code, among the current
 // step and its neighbours; false when none matches. Every candidate is
