@@ -1,0 +1,153 @@
+// Package webhook makes the signed HTTP request of one webhook delivery
+// (spec 2.8 and 6.1, D51) from an event the ledger recorded, and decides
+// when a failed delivery is tried again (D52). It also makes the signing
+// secrets of endpoints, which are stored sealed (internal/seal, purpose
+// seal.Webhook) because signing needs them in the clear.
+//
+// It does no I/O of its own and holds no state: issue 12's delivery worker
+// claims outbox rows, builds each request here and sends it through a
+// client that enforces the URL rules of D53 at connect time; issue 13's
+// merchant callbacks share the worker. The console shows a new secret
+// (NewSecret) once. Nothing here logs, and no error carries a secret.
+//
+// Every request carries two signatures over the same exact body bytes:
+//
+//   - X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>, keyed with
+//     the secret string as shown to the owner ("whsec_..."), as spec 6.1
+//     rule 2 says;
+//   - the Standard Webhooks headers webhook-id (the event id),
+//     webhook-timestamp (Unix seconds) and webhook-signature
+//     (v1,<base64 HMAC-SHA256 of "id.timestamp.body">, keyed with the bytes
+//     the secret's base64 part decodes to), so that the standard's
+//     reference libraries verify deliveries and refuse replays.
+//
+// Receivers verify with the Go client package (client.VerifySignature,
+// client.VerifyStandard) and dedupe on the event id: delivery is at least
+// once.
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dripfaucet/drip/internal/drip"
+)
+
+// SentData is the data of a payout.sent body (spec 2.8).
+type SentData struct {
+	To             string `json:"to"`
+	Amount         int64  `json:"amount"` // smallest units
+	Currency       string `json:"currency"`
+	PayoutID       string `json:"payout_id"` // a string in this body (spec 2.8)
+	PayoutUserHash string `json:"payout_user_hash"`
+	Message        string `json:"message"`
+}
+
+// FailedData is the data of a payout.failed body (D51), which spec 6.1
+// leaves open: the refusal in both vocabularies.
+type FailedData struct {
+	To       string `json:"to"` // the destination as the caller gave it
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+	Status   *int   `json:"status"` // the v1 status (spec 7.1); null where v1 has none (a v2-only refusal)
+	Error    string `json:"error"`  // the v2 error code
+	Message  string `json:"message"`
+}
+
+// LowBalanceData is the data of a faucet.low_balance body (D43), which
+// the specification does not show: the coin, the balance after the
+// payout that took it below the owner's threshold (in smallest units and
+// as an exact decimal of whole coins, D1), the threshold, and a message.
+type LowBalanceData struct {
+	Currency       string      `json:"currency"`
+	Balance        int64       `json:"balance"`
+	BalanceBitcoin json.Number `json:"balance_bitcoin"`
+	Threshold      int64       `json:"threshold"`
+	Message        string      `json:"message"`
+}
+
+// envelope is a delivery body (spec 2.8, D51), its members in the
+// specification's order.
+type envelope struct {
+	ID        string `json:"id"` // the event's id, evt_...
+	Event     string `json:"event"`
+	FaucetID  int64  `json:"faucet_id"`
+	CreatedAt int64  `json:"created_at"` // Unix seconds
+	Data      any    `json:"data"`
+}
+
+// ErrEvent is wrapped by Body when a stored event cannot make a body:
+// sending it again will not help, so the worker marks the delivery failed.
+var ErrEvent = errors.New("webhook: event cannot be delivered")
+
+// Body is the delivery body of ev, exactly spec 2.8: id (ev.ID, evt_...),
+// event, faucet_id, created_at (Unix seconds) and data. ev.Data is the
+// data the ledger stored with the event; it must have exactly the members
+// of the event's data type (SentData, FailedData, LowBalanceData), of
+// their JSON types, or Body refuses it (ErrEvent) rather than send a body
+// that differs from the documented one. The same event always gives the
+// same bytes, so every attempt signs what the first one did.
+func Body(ev drip.Event) ([]byte, error) {
+	if !strings.HasPrefix(ev.ID, "evt_") || len(ev.ID) == len("evt_") {
+		return nil, fmt.Errorf("%w: id %q is not evt_ and a suffix", ErrEvent, ev.ID)
+	}
+	if ev.FaucetID <= 0 {
+		return nil, fmt.Errorf("%w: event %s has no faucet", ErrEvent, ev.ID)
+	}
+	if ev.CreatedAt.IsZero() {
+		return nil, fmt.Errorf("%w: event %s has no time", ErrEvent, ev.ID)
+	}
+	var (
+		data any
+		err  error
+	)
+	switch ev.Type {
+	case drip.EventPayoutSent:
+		data, err = exactly[SentData](ev.Data)
+	case drip.EventPayoutFailed:
+		data, err = exactly[FailedData](ev.Data)
+	case drip.EventLowBalance:
+		data, err = exactly[LowBalanceData](ev.Data)
+	default:
+		return nil, fmt.Errorf("%w: event %s has unknown type %q", ErrEvent, ev.ID, ev.Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s data of event %s: %v", ErrEvent, ev.Type, ev.ID, err)
+	}
+	return json.Marshal(envelope{ID: ev.ID, Event: ev.Type, FaucetID: ev.FaucetID, CreatedAt: ev.CreatedAt.Unix(), Data: data})
+}
+
+// exactly decodes raw, a JSON object with exactly the members of T, each
+// of its type.
+func exactly[T any](raw []byte) (*T, error) {
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data")
+	}
+	// Every member T writes must have been there: none taken as zero.
+	var have, want map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &have); err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(&v)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(out, &want); err != nil {
+		return nil, err
+	}
+	for name := range want {
+		if _, ok := have[name]; !ok {
+			return nil, fmt.Errorf("member %q missing", name)
+		}
+	}
+	return &v, nil
+}
