@@ -41,10 +41,23 @@ var files embed.FS
 
 // Patterns are the paths the console answers, for the server's mux.
 var Patterns = []string{"/{$}", "/wallet", "/wallet/", "/manage", "/manage/", "/operator", "/operator/", "/signup", "/signup/", "/verify", "/verify/", "/login", "/login/", "/logout",
-	"/forgot", "/reset", "/account", "/account/", StylePath, ScriptPath}
+	"/forgot", "/reset", "/account", "/account/", StylePath, ScriptPath, IconPath}
 
-// StylePath is the console's stylesheet, the only file a page loads.
-const StylePath = "/assets/console.css"
+// The files a page loads, all embedded in the binary: the stylesheet, the
+// one script (the copy button beside a key shown once; every page works
+// without it) and the icon.
+const (
+	StylePath  = "/assets/console.css"
+	ScriptPath = "/assets/console.js"
+	IconPath   = "/assets/favicon.svg"
+)
+
+// assets are those files: their path, embedded file and type.
+var assets = []struct{ path, file, ctype string }{
+	{StylePath, "assets/console.css", "text/css; charset=utf-8"},
+	{ScriptPath, "assets/console.js", "text/javascript; charset=utf-8"},
+	{IconPath, "assets/favicon.svg", "image/svg+xml"},
+}
 
 // Deps are what New needs.
 type Deps struct {
@@ -82,7 +95,6 @@ type Handler struct {
 	secure   bool
 	cookie   string
 	pages    map[string]*template.Template
-	style    []byte
 	next     http.Handler
 }
 
@@ -130,8 +142,10 @@ func New(d Deps) (*Handler, error) {
 		}
 		h.pages[name] = t
 	}
-	if h.style, err = files.ReadFile("assets/console.css"); err != nil {
-		return nil, err
+	for _, a := range assets { // a missing file fails here, not on a page
+		if _, err := files.ReadFile(a.file); err != nil {
+			return nil, err
+		}
 	}
 	mux := http.NewServeMux()
 	h.routes(mux)
@@ -162,7 +176,9 @@ func isLoopback(host string) bool {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.next.ServeHTTP(w, r) }
 
 func (h *Handler) routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+StylePath, h.serveStyle)
+	for _, a := range assets {
+		mux.HandleFunc("GET "+a.path, serveAsset(a.file, a.ctype))
+	}
 	mux.HandleFunc("GET /signup", h.signUpPage)
 	mux.HandleFunc("POST /signup", h.signUp)
 	mux.HandleFunc("GET /signup/sent", h.signUpSent)
@@ -211,11 +227,15 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, "/login")
 }
 
-func (h *Handler) serveStyle(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(h.style)
+// serveAsset serves an embedded file, cached for an hour.
+func serveAsset(file, ctype string) http.HandlerFunc {
+	body, _ := files.ReadFile(file) // New checked that it is there
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write(body)
+	}
 }
 
 // page is what every template gets.

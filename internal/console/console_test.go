@@ -46,6 +46,11 @@ func TestPagesRenderWithLabelsAndStrictHeaders(t *testing.T) {
 	if css.Header.Get("Content-Type") != "text/css; charset=utf-8" || !strings.Contains(css.body, ".field-error") {
 		t.Errorf("stylesheet: %v %.80s", css.Header, css.body)
 	}
+	icon := anon.get(IconPath).want(t, 200, "")
+	if icon.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(icon.body, "<svg") {
+		t.Errorf("icon: %v %.80s", icon.Header, icon.body)
+	}
+	contains(t, "every page", anon.get("/login").body, `<link rel="icon" href="/assets/favicon.svg"`)
 }
 
 // The walk a newcomer takes, on both engines: rules shown before

@@ -14,32 +14,15 @@ import (
 	"github.com/dripfaucet/drip/internal/key"
 )
 
-// ScriptPath is the console's one script: the copy button beside a key
-// shown once. Every page works without it.
-const ScriptPath = "/assets/console.js"
-
 // keysRoutes serves a faucet's API keys page (the v1 key, D13, and the v2
 // keys, D14) and its audit log (auditlog.go).
 func (h *Handler) keysRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+ScriptPath, h.serveScript)
 	mux.Handle("GET /manage/{id}/keys", h.auth(h.keysPage))
 	mux.Handle("POST /manage/{id}/keys", h.auth(h.mintKey))
 	mux.Handle("POST /manage/{id}/keys/{key}/revoke", h.auth(h.revokeKey))
 	mux.Handle("POST /manage/{id}/keys/v1/rotate", h.auth(h.rotateV1Key))
 	mux.Handle("POST /manage/{id}/keys/v1/confirm", h.auth(h.confirmV1Key))
 	mux.Handle("GET /manage/{id}/audit", h.auth(h.auditPage))
-}
-
-func (h *Handler) serveScript(w http.ResponseWriter, r *http.Request) {
-	js, err := files.ReadFile("assets/console.js")
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(js)
 }
 
 func keysPath(f *drip.Faucet) string { return "/manage/" + strconv.FormatInt(f.ID, 10) + "/keys" }
