@@ -188,6 +188,16 @@ type Reader interface {
 	// coin, recipient and referral p names, and older than the payout
 	// p.BeforeID (keyset paging) or from the newest when it is 0.
 	PayoutSearch(ctx context.Context, p *PayoutSearchParams) ([]PayoutFound, error)
+
+	// Webhook endpoints (issue 12, D53, D54). An endpoint is always named
+	// with its faucet: one of another faucet is ErrNotFound.
+	// WebhookEndpointList is the faucet's endpoints, oldest first.
+	WebhookEndpointList(ctx context.Context, faucetID int64) ([]WebhookEndpoint, error)
+	// WebhookEndpointGet is the faucet's endpoint id; ErrNotFound when the
+	// faucet has no such endpoint.
+	WebhookEndpointGet(ctx context.Context, faucetID, id int64) (*WebhookEndpoint, error)
+	// WebhookEndpointCount counts the faucet's endpoints, enabled or not.
+	WebhookEndpointCount(ctx context.Context, faucetID int64) (int, error)
 }
 
 // Tx is a write transaction. Every write happens through one.
@@ -343,6 +353,20 @@ type Tx interface {
 	// KeyTouch records that the key was used at the given time, unless it
 	// was recorded as used at that time or later already.
 	KeyTouch(ctx context.Context, id int64, at time.Time) error
+
+	// Webhook endpoints (issue 12, D53, D54).
+	// WebhookEndpointCreate inserts e (its ID ignored) and returns its id.
+	WebhookEndpointCreate(ctx context.Context, e *WebhookEndpoint) (int64, error)
+	// WebhookEndpointSetSecret replaces the sealed signing secret of the
+	// faucet's endpoint id; ErrNotFound when the faucet has no such endpoint.
+	WebhookEndpointSetSecret(ctx context.Context, faucetID, id int64, sealed string, at time.Time) error
+	// WebhookEndpointSetEnabled writes e.Enabled, e.DisabledReason and
+	// e.UpdatedAt to the endpoint e.ID of the faucet e.FaucetID;
+	// ErrNotFound when the faucet has no such endpoint.
+	WebhookEndpointSetEnabled(ctx context.Context, e *WebhookEndpoint) error
+	// WebhookEndpointDelete deletes the faucet's endpoint id; ErrNotFound
+	// when the faucet has no such endpoint.
+	WebhookEndpointDelete(ctx context.Context, faucetID, id int64) error
 }
 
 type UserCreateParams struct {
@@ -621,4 +645,21 @@ type ReceivedPayout struct {
 	drip.Payout
 	TransferID int64 // the payout's journal entry: the order, and the cursor, of the list
 	FaucetName string
+}
+
+// WebhookEndpoint is where a faucet's events are delivered (issue 12,
+// D53, D54): an https URL, the event types it receives, and its signing
+// secret sealed (internal/seal), never the secret itself.
+type WebhookEndpoint struct {
+	ID           int64
+	FaucetID     int64
+	URL          string
+	Events       []string // drip.EventPayoutSent, drip.EventPayoutFailed, drip.EventLowBalance
+	SecretSealed string
+	Enabled      bool
+	// DisabledReason is "" while enabled, else why it was disabled:
+	// "owner" or "failing" (D52).
+	DisabledReason string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }

@@ -57,6 +57,9 @@ type queries struct {
 	FaucetKeyPending, KeyTouch                                                      stmt // a faucet's API keys page
 	OperatorLogAdd, OperatorLogList, UserSearch, UserSetEmailVerified               stmt // the operator pages
 	CoinSetMinPayout, BalanceTotals                                                 stmt // the operator pages
+	WebhookEndpointCreate, WebhookEndpointList, WebhookEndpointGet                  stmt // webhook endpoints
+	WebhookEndpointCount, WebhookEndpointSetSecret, WebhookEndpointSetEnabled       stmt // webhook endpoints
+	WebhookEndpointDelete                                                           stmt // webhook endpoints
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

@@ -589,3 +589,31 @@ SELECT b.coin, CASE b.account_id WHEN 1 THEN 'system:deposits' WHEN 2 THEN 'syst
   COUNT(CASE WHEN b.amount <> 0 THEN 1 END), CAST(SUM(b.amount) AS BIGINT)
 FROM balances b JOIN accounts a ON a.id = b.account_id JOIN coins c ON c.symbol = b.coin
 GROUP BY c.position, b.coin, holder ORDER BY c.position, holder;
+
+-- Webhook endpoints (issue 12, D53, D54): every statement names the
+-- faucet, so an endpoint of another faucet is not found.
+
+-- name: WebhookEndpointColumns
+id, faucet_id, url, events, secret_sealed, enabled, disabled_reason, created_at, updated_at
+
+-- name: WebhookEndpointCreate
+INSERT INTO webhook_endpoints (faucet_id, url, events, secret_sealed, enabled, disabled_reason, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id;
+
+-- name: WebhookEndpointList
+SELECT {{WebhookEndpointColumns}} FROM webhook_endpoints WHERE faucet_id = $1 ORDER BY id;
+
+-- name: WebhookEndpointGet
+SELECT {{WebhookEndpointColumns}} FROM webhook_endpoints WHERE faucet_id = $1 AND id = $2;
+
+-- name: WebhookEndpointCount
+SELECT COUNT(*) FROM webhook_endpoints WHERE faucet_id = $1;
+
+-- name: WebhookEndpointSetSecret
+UPDATE webhook_endpoints SET secret_sealed = $3, updated_at = $4 WHERE faucet_id = $1 AND id = $2;
+
+-- name: WebhookEndpointSetEnabled
+UPDATE webhook_endpoints SET enabled = $3, disabled_reason = $4, updated_at = $5 WHERE faucet_id = $1 AND id = $2;
+
+-- name: WebhookEndpointDelete
+DELETE FROM webhook_endpoints WHERE faucet_id = $1 AND id = $2;

@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		// operator.go
 		{"OperatorLogNewestFirstAndPaged", testOperatorLogNewestFirstAndPaged}, {"UserSearchBySubstringPaged", testUserSearchBySubstringPaged}, {"UserSetEmailVerified", testUserSetEmailVerified}, {"CoinSetMinPayout", testCoinSetMinPayout}, {"BalanceTotalsPerCoinAndHolder", testBalanceTotalsPerCoinAndHolder},
 		{"FaucetKeyPending", testFaucetKeyPending}, {"KeyTouchOnlyForward", testKeyTouchOnlyForward}, // keypage.go
+		{"WebhookEndpointsRoundTrip", testWebhookEndpointsRoundTrip}, {"WebhookEndpointsOfAnotherFaucetNotFound", testWebhookEndpointsOfAnotherFaucetNotFound}, // webhooks.go
 		// transact.go, migrations.go, errors.go
 		{"TransactCommitsOnNil", testTransactCommits},
 		{"TransactRollsBackOnError", testTransactRollsBackOnError},
