@@ -310,7 +310,7 @@ var statuses = map[drip.Code]int{
 
 // fields tells which field an account error is about, by the start of
 // its message; an error of no field is shown above the form.
-var fields = []struct{ prefix, field string }{
+var fields = []fieldPrefix{
 	{"Invalid username", "username"},
 	{"Invalid email", "email"},
 	{"This is already your email", "email"},
@@ -319,6 +319,25 @@ var fields = []struct{ prefix, field string }{
 	{"Wrong password", "password"},
 	{"Wrong code", "code"},
 	{"Enter the code", "code"},
+}
+
+// fieldPrefix names the field of the errors whose message starts with
+// prefix.
+type fieldPrefix struct{ prefix, field string }
+
+// toField moves the error above p's form next to its field, when its
+// message starts with a prefix of table: the one rule of where an error
+// goes, for each area's table.
+func toField(p *page, table []fieldPrefix) {
+	for _, f := range table {
+		if p.Error != "" && strings.HasPrefix(p.Error, f.prefix) {
+			if p.Fields == nil {
+				p.Fields = map[string]string{}
+			}
+			p.Fields[f.field], p.Error = p.Error, ""
+			return
+		}
+	}
 }
 
 // failure puts err on p, next to its field or above the form, and returns
@@ -340,16 +359,8 @@ func (h *Handler) failure(r *http.Request, p *page, err error) int {
 			status = http.StatusInternalServerError
 		}
 	}
-	for _, f := range fields {
-		if strings.HasPrefix(de.Message, f.prefix) {
-			if p.Fields == nil {
-				p.Fields = map[string]string{}
-			}
-			p.Fields[f.field] = de.Message
-			return status
-		}
-	}
 	p.Error = de.Message
+	toField(p, fields)
 	return status
 }
 

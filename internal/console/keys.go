@@ -105,7 +105,7 @@ func (h *Handler) showKeys(w http.ResponseWriter, r *http.Request, sess *account
 
 // keyFields tells which field of the mint form an error of the key
 // service is about, by the start of its message.
-var keyFields = []struct{ prefix, field string }{
+var keyFields = []fieldPrefix{
 	{"A key needs at least one scope", "scope"},
 	{"Unknown scope", "scope"},
 	{"Invalid expiry", "expires"},
@@ -120,14 +120,7 @@ var keyFields = []struct{ prefix, field string }{
 // is about one, and returns the page's status.
 func (h *Handler) keyFailure(r *http.Request, p *page, err error) int {
 	status := h.failure(r, p, err)
-	for _, f := range keyFields {
-		if p.Error != "" && strings.HasPrefix(p.Error, f.prefix) {
-			if p.Fields == nil {
-				p.Fields = map[string]string{}
-			}
-			p.Fields[f.field], p.Error = p.Error, ""
-		}
-	}
+	toField(p, keyFields)
 	return status
 }
 

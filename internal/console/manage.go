@@ -169,7 +169,7 @@ func (h *Handler) read(r *http.Request, f *drip.Faucet, op *operation.Op, decode
 // manageFields tells which field of the faucet pages an operation's error
 // is about, by the start of its message (the operations' wording); an
 // error of no field is shown above the form.
-var manageFields = []struct{ prefix, field string }{
+var manageFields = []fieldPrefix{
 	{"Invalid faucet name", "faucet_name"},
 	{"Invalid faucet domain", "faucet_domain"},
 	{"Invalid faucet URL", "faucet_url"},
@@ -197,14 +197,7 @@ var manageFields = []struct{ prefix, field string }{
 // the field it is about (manageFields).
 func (h *Handler) manageFailure(r *http.Request, p *page, err error) int {
 	status := h.failure(r, p, err)
-	for _, f := range manageFields {
-		if p.Error != "" && strings.HasPrefix(p.Error, f.prefix) {
-			if p.Fields == nil {
-				p.Fields = map[string]string{}
-			}
-			p.Fields[f.field], p.Error = p.Error, ""
-		}
-	}
+	toField(p, manageFields)
 	return status
 }
 
