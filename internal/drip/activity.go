@@ -26,7 +26,7 @@ type Idempotency struct {
 type Notification struct {
 	ID        int64
 	FaucetID  int64
-	Kind      string // "low_balance"
+	Kind      string // "low_balance" or "webhook_disabled"
 	Coin      string
 	Threshold int64
 	Balance   int64
@@ -35,7 +35,16 @@ type Notification struct {
 	Attempts  int
 	LastError string
 	Channel   string // "smtp" or "log", once delivered
+	// Detail is what a kind needs beyond coin and amounts: the URL of the
+	// endpoint of a "webhook_disabled" notification.
+	Detail string
 }
+
+// The kinds of notification.
+const (
+	NotifyLowBalance      = "low_balance"      // a faucet's balance fell below its threshold (D43)
+	NotifyWebhookDisabled = "webhook_disabled" // an endpoint failed every attempt for 3 days (D52)
+)
 
 // ListingStatus is where a listing approval request stands (D44).
 type ListingStatus string

@@ -198,6 +198,23 @@ type Reader interface {
 	WebhookEndpointGet(ctx context.Context, faucetID, id int64) (*WebhookEndpoint, error)
 	// WebhookEndpointCount counts the faucet's endpoints, enabled or not.
 	WebhookEndpointCount(ctx context.Context, faucetID int64) (int, error)
+
+	// Webhook deliveries (issue 12, D50, D52): the outbox the ledger's
+	// events fan out into, one row per event and subscribed endpoint.
+	// WebhookDeliveryList is a page of the faucet's deliveries, newest
+	// first, as p selects them.
+	WebhookDeliveryList(ctx context.Context, p *WebhookDeliveryListParams) ([]WebhookDelivery, error)
+	// WebhookDeliveryGet is the faucet's delivery id; ErrNotFound when the
+	// faucet has no such delivery.
+	WebhookDeliveryGet(ctx context.Context, faucetID, id int64) (*WebhookDelivery, error)
+	// WebhookAttemptList is every attempt of the delivery, oldest first.
+	WebhookAttemptList(ctx context.Context, deliveryID int64) ([]WebhookAttempt, error)
+	// WebhookDeliveryCount counts the deliveries in each state, of the
+	// whole service (endpointID 0) or of one endpoint.
+	WebhookDeliveryCount(ctx context.Context, endpointID int64) (map[string]int64, error)
+	// WebhookBacklog is the outbox as metrics show it: how many deliveries
+	// wait (state pending) and when the oldest of them was created.
+	WebhookBacklog(ctx context.Context) (pending int64, oldest time.Time, err error)
 }
 
 // Tx is a write transaction. Every write happens through one.
@@ -364,9 +381,35 @@ type Tx interface {
 	// e.UpdatedAt to the endpoint e.ID of the faucet e.FaucetID;
 	// ErrNotFound when the faucet has no such endpoint.
 	WebhookEndpointSetEnabled(ctx context.Context, e *WebhookEndpoint) error
-	// WebhookEndpointDelete deletes the faucet's endpoint id; ErrNotFound
-	// when the faucet has no such endpoint.
+	// WebhookEndpointDelete deletes the faucet's endpoint id, with its
+	// deliveries and their attempts; ErrNotFound when the faucet has no
+	// such endpoint.
 	WebhookEndpointDelete(ctx context.Context, faucetID, id int64) error
+
+	// Webhook deliveries (issue 12, D50, D52).
+	// WebhookDeliveryClaim leases up to limit pending deliveries due at now
+	// whose endpoints are enabled, oldest due first, by moving their next
+	// attempt to until, and returns them with their endpoint's URL and
+	// sealed secret and their event. On PostgreSQL rows another
+	// transaction holds are skipped (FOR UPDATE SKIP LOCKED), so claims on
+	// several nodes never return one row twice.
+	WebhookDeliveryClaim(ctx context.Context, now, until time.Time, limit int) ([]WebhookDelivery, error)
+	// WebhookAttemptsRecord records attempts, each with its delivery's new
+	// state (WebhookAttemptRecord.Delivery): one set-based write for all.
+	WebhookAttemptsRecord(ctx context.Context, attempts []WebhookAttemptRecord) error
+	// WebhookEndpointsHealth records which endpoints answered and which
+	// failed at time at: a success clears an endpoint's failing_since, a
+	// failure sets it unless set. It returns the enabled endpoints of
+	// failed whose failing_since is at or before disableBefore: those
+	// failing every attempt for too long (D52), for the caller to disable.
+	WebhookEndpointsHealth(ctx context.Context, succeeded, failed []int64, at, disableBefore time.Time) ([]WebhookEndpoint, error)
+	// WebhookDeliveryInsert adds a pending delivery of the event to the
+	// faucet's endpoint, due at once (a test event); it returns its id.
+	WebhookDeliveryInsert(ctx context.Context, faucetID, endpointID int64, eventID string, at time.Time) (int64, error)
+	// WebhookDeliveriesResend starts the schedule again, due at once, for
+	// the faucet's deliveries p selects (not pending ones) and returns how
+	// many it restarted.
+	WebhookDeliveriesResend(ctx context.Context, p *WebhookResendParams, at time.Time) (int64, error)
 }
 
 type UserCreateParams struct {
@@ -662,4 +705,75 @@ type WebhookEndpoint struct {
 	DisabledReason string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// FailingSince is when the first attempt failed since the endpoint's
+	// last success; zero while its last attempt succeeded (D52).
+	FailingSince time.Time
+}
+
+// The states of a webhook delivery.
+const (
+	DeliveryPending   = "pending"   // waiting for its next attempt
+	DeliveryDelivered = "delivered" // a 2xx reply came
+	DeliveryFailed    = "failed"    // the schedule ran out (D52)
+)
+
+// WebhookDelivery is one event to one endpoint (D50).
+type WebhookDelivery struct {
+	ID            int64
+	EndpointID    int64
+	FaucetID      int64
+	EventID       string
+	State         string // DeliveryPending, DeliveryDelivered, DeliveryFailed
+	Attempts      int    // attempts of the current schedule (a resend starts one)
+	Tries         int    // every attempt ever: the attempt log's numbering
+	NextAttemptAt time.Time
+	LastStatus    int    // HTTP status of the last attempt; 0 for none
+	LastError     string // why the last attempt failed; "" when it did not
+	CreatedAt     time.Time
+	DoneAt        time.Time // when delivered or failed; zero while pending
+
+	// Filled by WebhookDeliveryClaim, WebhookDeliveryList and
+	// WebhookDeliveryGet: the event's type; and by the claim only, the
+	// endpoint's URL and sealed secret and the whole event.
+	EventType    string
+	URL          string
+	SecretSealed string
+	Event        drip.Event
+}
+
+// WebhookAttempt is one attempt of a delivery (D50).
+type WebhookAttempt struct {
+	DeliveryID int64
+	N          int // 1 for the first attempt ever
+	At         time.Time
+	Status     int // HTTP status; 0 when no reply came
+	Latency    time.Duration
+	Error      string
+	Reply      string // the first 1 KB of the reply's body
+}
+
+// WebhookAttemptRecord is an attempt and the state it leaves its
+// delivery in: Delivery's State, Attempts, Tries, NextAttemptAt,
+// LastStatus, LastError and DoneAt are written.
+type WebhookAttemptRecord struct {
+	Attempt  WebhookAttempt
+	Delivery *WebhookDelivery
+}
+
+// WebhookDeliveryListParams select a page of a faucet's deliveries.
+type WebhookDeliveryListParams struct {
+	FaucetID   int64
+	EndpointID int64  // 0: every endpoint's
+	State      string // "": every state
+	BeforeID   int64  // keyset paging: older than this delivery; 0 from the newest
+	Limit      int
+}
+
+// WebhookResendParams select the deliveries a resend restarts: one
+// delivery (ID), or an endpoint's failed deliveries created in [From, To).
+type WebhookResendParams struct {
+	FaucetID   int64
+	ID         int64
+	EndpointID int64
+	From, To   time.Time
 }

@@ -59,7 +59,12 @@ type queries struct {
 	CoinSetMinPayout, BalanceTotals                                                 stmt // the operator pages
 	WebhookEndpointCreate, WebhookEndpointList, WebhookEndpointGet                  stmt // webhook endpoints
 	WebhookEndpointCount, WebhookEndpointSetSecret, WebhookEndpointSetEnabled       stmt // webhook endpoints
-	WebhookEndpointDelete                                                           stmt // webhook endpoints
+	WebhookEndpointDelete, WebhookEndpointDeleteAttempts                            stmt // webhook endpoints
+	WebhookEndpointDeleteDeliveries, WebhookEndpointsHealthy                        stmt // webhook endpoints
+	WebhookEndpointsFailing, WebhookDeliveryList, WebhookDeliveryGet                stmt // webhook deliveries
+	WebhookAttemptList, WebhookDeliveryCount, WebhookBacklog, WebhookDeliveryClaim  stmt // webhook deliveries
+	WebhookDeliveryClaimed, WebhookAttemptsInsertJSON, WebhookDeliveriesRecordJSON  stmt // webhook deliveries
+	WebhookDeliveryInsert, WebhookDeliveriesResend                                  stmt // webhook deliveries
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

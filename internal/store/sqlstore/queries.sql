@@ -343,11 +343,11 @@ ORDER BY t.id DESC LIMIT $3 OFFSET $4;
 SELECT COUNT(*) FROM transfers WHERE (from_account = $1 OR to_account = $1) AND coin = $2;
 
 -- name: NotificationColumns
-id, faucet_id, kind, coin, threshold, balance, created_at, sent_at, attempts, last_error, channel
+id, faucet_id, kind, coin, threshold, balance, created_at, sent_at, attempts, last_error, channel, detail
 
 -- name: NotificationInsert
-INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at)
-VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id;
+INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at, detail)
+VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING id;
 
 -- name: NotificationsInsertJSON
 INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at)
@@ -355,7 +355,8 @@ SELECT r.faucet_id, r.kind, r.coin, r.threshold, r.balance, $2, $2
 FROM jsonb_to_recordset($1::jsonb) AS r(faucet_id BIGINT, kind TEXT, coin TEXT, threshold BIGINT, balance BIGINT);
 
 -- name: NotificationListByFaucet
-SELECT {{NotificationColumns}} FROM notifications WHERE faucet_id = $1 ORDER BY id DESC LIMIT $2;
+-- The low-balance alerts only: what /api/v2/low-balance-notification shows.
+SELECT {{NotificationColumns}} FROM notifications WHERE faucet_id = $1 AND kind = 'low_balance' ORDER BY id DESC LIMIT $2;
 
 -- name: NotificationDue
 SELECT {{NotificationColumns}} FROM notifications
@@ -594,7 +595,7 @@ GROUP BY c.position, b.coin, holder ORDER BY c.position, holder;
 -- faucet, so an endpoint of another faucet is not found.
 
 -- name: WebhookEndpointColumns
-id, faucet_id, url, events, secret_sealed, enabled, disabled_reason, created_at, updated_at
+id, faucet_id, url, events, secret_sealed, enabled, disabled_reason, created_at, updated_at, failing_since
 
 -- name: WebhookEndpointCreate
 INSERT INTO webhook_endpoints (faucet_id, url, events, secret_sealed, enabled, disabled_reason, created_at, updated_at)
@@ -617,3 +618,92 @@ UPDATE webhook_endpoints SET enabled = $3, disabled_reason = $4, updated_at = $5
 
 -- name: WebhookEndpointDelete
 DELETE FROM webhook_endpoints WHERE faucet_id = $1 AND id = $2;
+
+-- name: WebhookEndpointDeleteAttempts
+-- Before the endpoint itself: its attempts, then its deliveries.
+DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE faucet_id = $1 AND endpoint_id = $2);
+
+-- name: WebhookEndpointDeleteDeliveries
+DELETE FROM webhook_deliveries WHERE faucet_id = $1 AND endpoint_id = $2;
+
+-- name: WebhookEndpointsHealthy
+UPDATE webhook_endpoints SET failing_since = NULL
+WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value)) AND failing_since IS NOT NULL;
+
+-- name: WebhookEndpointsFailing
+-- Sets failing_since where unset and returns the enabled endpoints failing
+-- since $3 or earlier.
+UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2)
+WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value))
+RETURNING {{WebhookEndpointColumns}};
+
+-- Webhook deliveries (issue 12, D50, D52): the outbox. A delivery's event
+-- gives its type (and, to the claim, its body's facts).
+
+-- name: WebhookDeliveryColumns
+d.id, d.endpoint_id, d.faucet_id, d.event_id, d.state, d.attempts, d.tries, d.next_attempt_at, d.last_status,
+d.last_error, d.created_at, d.done_at, e.type
+
+-- name: WebhookDeliveryList
+SELECT {{WebhookDeliveryColumns}} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.faucet_id = $1 AND ($2 = 0 OR d.endpoint_id = $2) AND ($3 = '' OR d.state = $3)
+  AND ($4 = 0 OR d.id < $4)
+ORDER BY d.id DESC LIMIT $5;
+
+-- name: WebhookDeliveryGet
+SELECT {{WebhookDeliveryColumns}} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.faucet_id = $1 AND d.id = $2;
+
+-- name: WebhookAttemptList
+SELECT delivery_id, n, at, status, latency_us, error, reply FROM webhook_attempts WHERE delivery_id = $1 ORDER BY n;
+
+-- name: WebhookDeliveryCount
+SELECT state, COUNT(*) FROM webhook_deliveries WHERE $1 = 0 OR endpoint_id = $1 GROUP BY state;
+
+-- name: WebhookBacklog
+SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE state = 'pending';
+
+-- name: WebhookDeliveryClaim
+-- Leases due rows: the oldest due first, skipping rows another node's
+-- claim holds (D31), and those of disabled endpoints (they wait, pending,
+-- for the endpoint to be enabled again).
+UPDATE webhook_deliveries SET next_attempt_at = $2
+WHERE id IN (
+  SELECT d.id FROM webhook_deliveries d
+  WHERE d.state = 'pending' AND d.next_attempt_at <= $1
+    AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled)
+  ORDER BY d.next_attempt_at LIMIT $3
+  FOR UPDATE OF d SKIP LOCKED)
+RETURNING id;
+
+-- name: WebhookDeliveryClaimed
+-- The claimed rows, with what sending needs: the endpoint's URL and
+-- sealed secret, and the event.
+SELECT {{WebhookDeliveryColumns}}, w.url, w.secret_sealed, e.faucet_id, e.data, e.created_at
+FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
+WHERE d.id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value))
+ORDER BY d.next_attempt_at, d.id;
+
+-- name: WebhookAttemptsInsertJSON
+INSERT INTO webhook_attempts (delivery_id, n, at, status, latency_us, error, reply)
+SELECT r.delivery_id, r.n, r.at, r.status, r.latency_us, r.error, r.reply
+FROM jsonb_to_recordset($1::jsonb) AS r(delivery_id BIGINT, n INTEGER, at BIGINT, status INTEGER, latency_us BIGINT, error TEXT, reply TEXT);
+
+-- name: WebhookDeliveriesRecordJSON
+UPDATE webhook_deliveries d SET state = r.state, attempts = r.attempts, tries = r.tries, next_attempt_at = r.next_attempt_at,
+  last_status = r.last_status, last_error = r.last_error, done_at = r.done_at
+FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, state TEXT, attempts INTEGER, tries INTEGER, next_attempt_at BIGINT,
+  last_status INTEGER, last_error TEXT, done_at BIGINT)
+WHERE d.id = r.id;
+
+-- name: WebhookDeliveryInsert
+INSERT INTO webhook_deliveries (endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
+SELECT w.id, w.faucet_id, $3, $4, $4 FROM webhook_endpoints w WHERE w.faucet_id = $1 AND w.id = $2
+RETURNING id;
+
+-- name: WebhookDeliveriesResend
+-- One delivery ($2), or an endpoint's ($3) failed deliveries created in
+-- [$4, $5): back to pending, a new schedule, due at $6.
+UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = $6, last_error = '', done_at = NULL
+WHERE faucet_id = $1 AND state <> 'pending'
+  AND (($2 <> 0 AND id = $2) OR ($2 = 0 AND endpoint_id = $3 AND state = 'failed' AND created_at >= $4 AND created_at < $5));

@@ -128,7 +128,7 @@ func scanNotification(scan func(dest ...any) error) (drip.Notification, error) {
 	var created int64
 	var sent *int64
 	err := scan(&n.ID, &n.FaucetID, &n.Kind, &n.Coin, &n.Threshold, &n.Balance, &created, &sent, &n.Attempts,
-		&n.LastError, &n.Channel)
+		&n.LastError, &n.Channel, &n.Detail)
 	n.CreatedAt, n.SentAt = fromMicros(created), optionalTime(sent)
 	return n, err
 }
@@ -136,7 +136,7 @@ func scanNotification(scan func(dest ...any) error) (drip.Notification, error) {
 func (q *querier) NotificationInsert(ctx context.Context, n *drip.Notification) (int64, error) {
 	var id int64
 	err := q.scanRow(ctx, q.q.NotificationInsert, []any{n.FaucetID, n.Kind, n.Coin, n.Threshold, n.Balance,
-		micros(n.CreatedAt)}, &id)
+		micros(n.CreatedAt), n.Detail}, &id)
 	return id, err
 }
 

@@ -80,6 +80,10 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"OperatorLogNewestFirstAndPaged", testOperatorLogNewestFirstAndPaged}, {"UserSearchBySubstringPaged", testUserSearchBySubstringPaged}, {"UserSetEmailVerified", testUserSetEmailVerified}, {"CoinSetMinPayout", testCoinSetMinPayout}, {"BalanceTotalsPerCoinAndHolder", testBalanceTotalsPerCoinAndHolder},
 		{"FaucetKeyPending", testFaucetKeyPending}, {"KeyTouchOnlyForward", testKeyTouchOnlyForward}, // keypage.go
 		{"WebhookEndpointsRoundTrip", testWebhookEndpointsRoundTrip}, {"WebhookEndpointsOfAnotherFaucetNotFound", testWebhookEndpointsOfAnotherFaucetNotFound}, // webhooks.go
+		// deliveries.go
+		{"WebhookFanOutInTheEventsTransaction", testWebhookFanOut}, {"WebhookClaimLeasesAndRecordMovesOn", testWebhookClaimAndRecord},
+		{"WebhookClaimsDisjoint", testWebhookClaimsDisjoint}, {"WebhookResendRestarts", testWebhookResend},
+		{"WebhookEndpointHealth", testWebhookEndpointHealth}, {"WebhookEndpointDeleteTakesDeliveries", testWebhookEndpointDeleteTakesDeliveries},
 		// transact.go, migrations.go, errors.go
 		{"TransactCommitsOnNil", testTransactCommits},
 		{"TransactRollsBackOnError", testTransactRollsBackOnError},
