@@ -26,6 +26,7 @@ import (
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/safehttp"
 	httpserver "github.com/dripfaucet/drip/internal/server"
 	"github.com/dripfaucet/drip/internal/store/postgres"
 )
@@ -68,6 +69,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	idemRetention := fs.Duration("idempotency-retention", payout.MinIdempotencyRetention, "how long a paid send's idempotency key is kept (D35; at least 168h)")
 	requestTimeout := fs.Duration("request-timeout", httpserver.DefaultRequestTimeout, "every request's deadline: database waits and payouts end before it, and the answer comes by it (D6; at least 3s)")
 	dbConnectTimeout := fs.Duration("db-connect-timeout", 2*time.Second, "how long connecting to PostgreSQL may take")
+	webhookInsecure := fs.Bool("webhook-allow-insecure", false, "DEVELOPMENT ONLY: admit http and loopback webhook URLs (D53), to try a receiver on this machine; logged loudly")
 	if err := parseFlags(ctx, fs, args, stdout, withConfig); err != nil {
 		return err
 	}
@@ -119,7 +121,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ipRateCfg := ratelimit.Config{PerMinute: *ipRate, Burst: *ipBurst}
 	opts := app.Options{
 		Log: log, Rate: rate, CallerRate: ipRateCfg, NoCallerLimit: *ipRate == 0, IdempotencyRetention: *idemRetention, DefaultCoin: *defaultCoin,
-		Batch: ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
+		Batch:    ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
+		Webhooks: safehttp.Options{AllowInsecure: *webhookInsecure},
 	}
 	if *smtpURL != "" {
 		sender, err := mail.NewSMTP(*smtpURL) // its errors never contain the password

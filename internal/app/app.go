@@ -30,10 +30,12 @@ import (
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
 	"github.com/dripfaucet/drip/internal/requestlog"
+	"github.com/dripfaucet/drip/internal/safehttp"
 	"github.com/dripfaucet/drip/internal/server"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
 	"github.com/dripfaucet/drip/internal/web"
+	"github.com/dripfaucet/drip/internal/webhook"
 )
 
 // Options adjust the application; zero values give the defaults.
@@ -57,6 +59,11 @@ type Options struct {
 	// IdempotencyRetention is how long bound idempotency keys are kept
 	// (D35); payout.MinIdempotencyRetention when shorter.
 	IdempotencyRetention time.Duration
+	// Webhooks are the URL rules of webhook endpoints, checked when saved
+	// and when delivering (D53): production's when zero. AllowInsecure
+	// (drip serve --webhook-allow-insecure) admits http and loopback for
+	// local testing; tests set RootCAs and Resolver too.
+	Webhooks safehttp.Options
 }
 
 // App is drip's services over one store.
@@ -73,10 +80,14 @@ type App struct {
 	Listing *listing.Service
 	Audit   *audit.Service
 	Notify  *notify.Worker
-	Prices  price.Source
-	Rate    ratelimit.Config
-	Log     *slog.Logger
-	Metrics *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
+	// Endpoints are the faucets' webhook endpoints and their deliveries
+	// (D50-D54), for the console; Webhooks delivers them.
+	Endpoints *webhook.Endpoints
+	Webhooks  *webhook.Worker
+	Prices    price.Source
+	Rate      ratelimit.Config
+	Log       *slog.Logger
+	Metrics   *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
 	// Accounts is the accounts service of the web console; nil until
 	// OpenAccounts, and then Handler mounts the console's pages.
 	Accounts *account.Service
@@ -142,6 +153,15 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	}
 	a.Notify = notify.NewWorker(notify.Config{Store: st, Mail: opts.Mail, Now: opts.Now, Log: opts.Log})
 	reg.Outbox("notifications", a.Notify.Backlog, opts.Now)
+	if opts.Webhooks.AllowInsecure {
+		opts.Log.Warn("WEBHOOK URLS ARE NOT CHECKED AS IN PRODUCTION: http and loopback addresses are admitted (--webhook-allow-insecure); for local testing only (D53)")
+	}
+	if a.Endpoints, err = webhook.NewEndpoints(ctx, st, webhook.EndpointOptions{HTTP: opts.Webhooks, Now: opts.Now}); err != nil {
+		return nil, err
+	}
+	a.Webhooks = webhook.NewWorker(webhook.WorkerConfig{Store: st, Endpoints: a.Endpoints, Client: safehttp.NewClient(opts.Webhooks),
+		Now: opts.Now, Log: opts.Log})
+	reg.Outbox("webhooks", a.Webhooks.Backlog, opts.Now)
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
 		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices,
@@ -178,12 +198,14 @@ func (a *App) OpenAccounts(ctx context.Context, baseURL string, limiters Account
 }
 
 // Run runs the application's background work until ctx is done: the
-// delivery of owners' emails (D43), and the pruning of idempotency keys
-// past their retention (D35), hourly. Every node may run it.
+// delivery of owners' emails (D43) and of webhooks (D50), and the pruning
+// of idempotency keys past their retention (D35), hourly. Every node may
+// run it.
 func (a *App) Run(ctx context.Context) {
 	var notifying sync.WaitGroup
 	defer notifying.Wait() // Run returns once every worker has
 	notifying.Go(func() { a.Notify.Run(ctx) })
+	notifying.Go(func() { a.Webhooks.Run(ctx) })
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
 	for {

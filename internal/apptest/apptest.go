@@ -23,6 +23,7 @@ import (
 	"github.com/dripfaucet/drip/internal/faucet"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/safehttp"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// Console opens the accounts service and serves the web console's
 	// pages (issue 11), at the test server's own address.
 	Console bool
+	// Webhooks are the webhook URL rules (D53): a local receiver needs
+	// AllowInsecure, and RootCAs for its certificate.
+	Webhooks safehttp.Options
 }
 
 // New starts the application over st.
@@ -60,7 +64,7 @@ func New(t testing.TB, st store.Store, opts Options) *Env {
 	t.Helper()
 	clock := NewClock(time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC))
 	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: opts.Rate, CallerRate: opts.CallerRate, Prices: opts.Prices,
-		DefaultCoin: opts.DefaultCoin})
+		DefaultCoin: opts.DefaultCoin, Webhooks: opts.Webhooks})
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}

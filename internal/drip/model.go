@@ -1,6 +1,8 @@
 package drip
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"net/netip"
 	"strings"
 	"time"
@@ -193,7 +195,18 @@ const (
 	EventPayoutSent   = "payout.sent"
 	EventPayoutFailed = "payout.failed"
 	EventLowBalance   = "faucet.low_balance" // D43
+	// EventWebhookTest is the event an owner sends to one endpoint from
+	// the console to try it; no endpoint subscribes to it.
+	EventWebhookTest = "webhook.test"
 )
+
+// NewEventID returns "evt_" and 96 random bits in hex: an event id,
+// unique without coordination between nodes.
+func NewEventID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return "evt_" + hex.EncodeToString(b[:])
+}
 
 // Event is a fact recorded for webhook delivery, in the transaction that caused it (D50).
 type Event struct {

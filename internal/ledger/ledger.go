@@ -6,8 +6,6 @@ package ledger
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -406,10 +404,4 @@ func newEvent(id string, faucetID int64, typ string, data any, now time.Time) (*
 	return &drip.Event{ID: id, FaucetID: faucetID, Type: typ, Data: body, CreatedAt: now}, nil
 }
 
-// newEventID returns "evt_" and 96 random bits in hex: unique without
-// coordination between nodes.
-func newEventID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return "evt_" + hex.EncodeToString(b[:])
-}
+func newEventID() string { return drip.NewEventID() }

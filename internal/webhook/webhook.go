@@ -69,6 +69,13 @@ type LowBalanceData struct {
 	Message        string      `json:"message"`
 }
 
+// TestData is the data of a webhook.test body: what the owner's "send a
+// test event" sends to one endpoint, so a receiver can be tried without a
+// payout. Receivers should acknowledge it and do nothing else.
+type TestData struct {
+	Message string `json:"message"`
+}
+
 // envelope is a delivery body (spec 2.8, D51), its members in the
 // specification's order.
 type envelope struct {
@@ -111,6 +118,8 @@ func Body(ev drip.Event) ([]byte, error) {
 		data, err = exactly[FailedData](ev.Data)
 	case drip.EventLowBalance:
 		data, err = exactly[LowBalanceData](ev.Data)
+	case drip.EventWebhookTest:
+		data, err = exactly[TestData](ev.Data)
 	default:
 		return nil, fmt.Errorf("%w: event %s has unknown type %q", ErrEvent, ev.ID, ev.Type)
 	}

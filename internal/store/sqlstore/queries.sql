@@ -614,7 +614,10 @@ SELECT COUNT(*) FROM webhook_endpoints WHERE faucet_id = $1;
 UPDATE webhook_endpoints SET secret_sealed = $3, updated_at = $4 WHERE faucet_id = $1 AND id = $2;
 
 -- name: WebhookEndpointSetEnabled
-UPDATE webhook_endpoints SET enabled = $3, disabled_reason = $4, updated_at = $5 WHERE faucet_id = $1 AND id = $2;
+-- Enabling starts the endpoint's health afresh (D52's 3 days count anew).
+UPDATE webhook_endpoints SET enabled = $3, disabled_reason = $4, updated_at = $5,
+  failing_since = CASE WHEN $3 THEN NULL ELSE failing_since END
+WHERE faucet_id = $1 AND id = $2;
 
 -- name: WebhookEndpointDelete
 DELETE FROM webhook_endpoints WHERE faucet_id = $1 AND id = $2;

@@ -218,7 +218,6 @@ func (q *querier) WebhookDeliveryClaim(ctx context.Context, now, until time.Time
 	return out, err
 }
 
-
 // The rows of the attempt-recording statements, as their JSON array
 // parameters carry them.
 type (

@@ -16,7 +16,7 @@ import (
 // hookFixture is a faucet with endpoints of every kind: subscribed to
 // payout.sent, to payout.failed, disabled, and another faucet's.
 type hookFixture struct {
-	f, other                  *drip.Faucet
+	f, other                   *drip.Faucet
 	sent, failed, off, foreign store.WebhookEndpoint
 }
 
@@ -389,7 +389,9 @@ func testWebhookEndpointDeleteTakesDeliveries(t *testing.T, st store.Store) {
 		d.Attempts, d.Tries = 1, 1
 		return tx.WebhookAttemptsRecord(ctx, []store.WebhookAttemptRecord{{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: t0}, Delivery: d}})
 	})
-	if err := try(st, func(ctx context.Context, tx store.Tx) error { return tx.WebhookEndpointDelete(ctx, h.other.ID, h.sent.ID) }); !errors.Is(err, store.ErrNotFound) {
+	if err := try(st, func(ctx context.Context, tx store.Tx) error {
+		return tx.WebhookEndpointDelete(ctx, h.other.ID, h.sent.ID)
+	}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("delete by another faucet: %v, want ErrNotFound", err)
 	}
 	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.WebhookEndpointDelete(ctx, h.f.ID, h.sent.ID) })
