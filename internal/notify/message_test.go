@@ -49,3 +49,20 @@ func TestSubjectStaysOneLine(t *testing.T) {
 		}
 	}
 }
+
+// The email of an endpoint disabled for failing (D52) names the faucet
+// and the endpoint's URL, each on one line.
+func TestWebhookDisabledMessage(t *testing.T) {
+	t.Parallel()
+	f := &drip.Faucet{ID: 9, Name: "Drops\r\nBcc: all@example.com"}
+	m := webhookDisabledMessage(f, &drip.User{Username: "ann", Email: "ann@example.com"},
+		&drip.Notification{Kind: drip.NotifyWebhookDisabled, Detail: "https://hooks.example.com/in\nX: y"})
+	if want := `drip: A webhook endpoint of faucet "Drops  Bcc: all@example.com" was disabled`; m.Subject != want || m.To != "ann@example.com" {
+		t.Errorf("Subject = %q to %q, want %q to ann@example.com", m.Subject, m.To, want)
+	}
+	for _, line := range []string{"    https://hooks.example.com/in X: y\n", "(id 9) failed every delivery", "enable the endpoint"} {
+		if !strings.Contains(m.Body, line) {
+			t.Errorf("body lacks %q:\n%s", line, m.Body)
+		}
+	}
+}

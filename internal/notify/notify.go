@@ -219,7 +219,7 @@ func (e *giveUpError) Error() string { return e.reason }
 
 // message composes the email of n to the faucet's owner.
 func (w *Worker) message(ctx context.Context, n *drip.Notification) (mail.Message, error) {
-	if n.Kind != "low_balance" {
+	if n.Kind != drip.NotifyLowBalance && n.Kind != drip.NotifyWebhookDisabled {
 		return mail.Message{}, &giveUpError{fmt.Sprintf("unknown notification kind %q", n.Kind)}
 	}
 	f, err := w.store.FaucetGetByID(ctx, n.FaucetID)
@@ -239,7 +239,31 @@ func (w *Worker) message(ctx context.Context, n *drip.Notification) (mail.Messag
 	if owner.Email == "" {
 		return mail.Message{}, &giveUpError{"the faucet's owner has no email address"}
 	}
+	if n.Kind == drip.NotifyWebhookDisabled {
+		return webhookDisabledMessage(f, owner, n), nil
+	}
 	return lowBalanceMessage(f, owner, n), nil
+}
+
+// webhookDisabledMessage is the email of a webhook endpoint disabled
+// because every attempt to deliver to it failed for 3 days (D52).
+func webhookDisabledMessage(f *drip.Faucet, owner *drip.User, n *drip.Notification) mail.Message {
+	name := oneLine(f.Name)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Hello %s,\n\n", owner.Username)
+	fmt.Fprintf(&b, "A webhook endpoint of your faucet \"%s\" (id %d) failed every delivery\n", name, f.ID)
+	b.WriteString("attempt for 3 days, so drip disabled it at ")
+	b.WriteString(n.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC") + ":\n\n")
+	fmt.Fprintf(&b, "    %s\n\n", oneLine(n.Detail))
+	b.WriteString("Events are no longer sent to it. Its deliveries wait, and their attempts\n")
+	b.WriteString("are listed on the faucet's Webhooks page. Once the receiver answers again,\n")
+	b.WriteString("enable the endpoint there and resend the failed deliveries of the period.\n\n")
+	b.WriteString("-- \ndrip\n")
+	return mail.Message{
+		To:      owner.Email,
+		Subject: fmt.Sprintf("drip: A webhook endpoint of faucet \"%s\" was disabled", name),
+		Body:    b.String(),
+	}
 }
 
 // lowBalanceMessage is the email of a low-balance notification (D43).

@@ -20,6 +20,8 @@ import (
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/clocktest"
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/mail"
+	"github.com/dripfaucet/drip/internal/notify"
 	"github.com/dripfaucet/drip/internal/safehttp"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/storetest"
@@ -375,6 +377,13 @@ func TestWorkerGivesUpAndDisablesAFailingEndpoint(t *testing.T) {
 			if err != nil || e.Enabled || e.DisabledReason != webhook.DisabledFailing {
 				t.Fatalf("endpoint failing for 3 days: %+v, %v; want disabled for failing", e, err)
 			}
+			// The owner's email went into the outbox with the disabling.
+			inbox := &mailbox{}
+			sent, err := notify.NewWorker(notify.Config{Store: s.st, Mail: inbox, Now: s.clock.Now}).RunOnce(t.Context())
+			if err != nil || sent != 1 || len(inbox.got) != 1 || !strings.Contains(inbox.got[0].Body, s.endpoint.URL) ||
+				!strings.Contains(inbox.got[0].Subject, "was disabled") {
+				t.Errorf("owner's email: %d sent, %v, %+v; want one naming %s", sent, err, inbox.got, s.endpoint.URL)
+			}
 			notes, err := s.st.NotificationListByFaucet(t.Context(), s.f.ID, 10)
 			if err != nil {
 				t.Fatal(err)
@@ -408,6 +417,14 @@ func TestWorkerGivesUpAndDisablesAFailingEndpoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mailbox keeps the emails it is given.
+type mailbox struct{ got []mail.Message }
+
+func (m *mailbox) Send(_ context.Context, msg mail.Message) error {
+	m.got = append(m.got, msg)
+	return nil
 }
 
 func mustList(t *testing.T, s *hookSetup) []webhook.Delivery {
