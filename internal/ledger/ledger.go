@@ -150,7 +150,7 @@ func (l *Ledger) applied(p *Payment, err error) outcome {
 	}
 	switch ev.Type {
 	case drip.EventPayoutSent:
-		var d sentData
+		var d drip.SentData
 		if jerr := json.Unmarshal(ev.Data, &d); jerr != nil {
 			return outcome{err: jerr}
 		}
@@ -164,7 +164,7 @@ func (l *Ledger) applied(p *Payment, err error) outcome {
 		}
 		return outcome{receipt: &Receipt{PayoutID: id, Balance: balance}}
 	case drip.EventPayoutFailed:
-		var d failedData
+		var d drip.FailedData
 		if jerr := json.Unmarshal(ev.Data, &d); jerr != nil {
 			return outcome{err: jerr}
 		}
@@ -217,22 +217,13 @@ func lowBalance(p *Payment, after int64, now time.Time) (*drip.Notification, *dr
 	if !crossed {
 		return nil, nil, nil
 	}
-	n := &drip.Notification{FaucetID: p.Faucet.ID, Kind: "low_balance", Coin: p.Coin, Threshold: threshold,
+	n := &drip.Notification{FaucetID: p.Faucet.ID, Kind: drip.NotifyLowBalance, Coin: p.Coin, Threshold: threshold,
 		Balance: after, CreatedAt: now}
-	ev, err := newEvent(newEventID(), p.Faucet.ID, drip.EventLowBalance, lowBalanceData{
+	ev, err := newEvent(newEventID(), p.Faucet.ID, drip.EventLowBalance, drip.LowBalanceData{
 		Currency: p.Coin, Balance: after, BalanceBitcoin: json.Number(drip.FormatCoins(after)), Threshold: threshold,
 		Message: "The faucet's " + p.Coin + " balance fell below the alert threshold.",
 	}, now)
 	return n, ev, err
-}
-
-// lowBalanceData is the data of a faucet.low_balance event (D43).
-type lowBalanceData struct {
-	Currency       string      `json:"currency"`
-	Balance        int64       `json:"balance"`
-	BalanceBitcoin json.Number `json:"balance_bitcoin"`
-	Threshold      int64       `json:"threshold"`
-	Message        string      `json:"message"`
 }
 
 func insufficientFunds(p *Payment) *drip.Error {
@@ -341,26 +332,6 @@ func (l *Ledger) RecordRefusal(ctx context.Context, p *Payment, refusal *drip.Er
 	})
 }
 
-// sentData is the data of a payout.sent webhook body (spec 2.8, D51).
-type sentData struct {
-	To             string `json:"to"`
-	Amount         int64  `json:"amount"`
-	Currency       string `json:"currency"`
-	PayoutID       string `json:"payout_id"` // a string in this body (spec 2.8)
-	PayoutUserHash string `json:"payout_user_hash"`
-	Message        string `json:"message"`
-}
-
-// failedData is the data of a payout.failed webhook body (D51).
-type failedData struct {
-	To       string `json:"to"`
-	Amount   int64  `json:"amount"`
-	Currency string `json:"currency"`
-	Status   *int   `json:"status"` // the v1 code
-	Error    string `json:"error"`  // the v2 error code
-	Message  string `json:"message"`
-}
-
 func insertFailedEvent(ctx context.Context, tx store.Tx, p *Payment, refusal *drip.Error, now time.Time) error {
 	ev, err := failedEvent(p, refusal, now)
 	if err != nil {
@@ -371,7 +342,7 @@ func insertFailedEvent(ctx context.Context, tx store.Tx, p *Payment, refusal *dr
 
 // sentEvent is the payout.sent event of a paid payment, its outcome event.
 func sentEvent(p *Payment, payoutID int64, now time.Time) (*drip.Event, error) {
-	return newEvent(p.outcomeID(), p.Faucet.ID, drip.EventPayoutSent, sentData{
+	return newEvent(p.outcomeID(), p.Faucet.ID, drip.EventPayoutSent, drip.SentData{
 		To: p.To, Amount: p.Amount, Currency: p.Coin, PayoutID: itoa(payoutID),
 		PayoutUserHash: p.Recipient.PayoutUserHash, Message: "Payout sent.",
 	}, now)
@@ -380,7 +351,7 @@ func sentEvent(p *Payment, payoutID int64, now time.Time) (*drip.Event, error) {
 // failedEvent is the payout.failed event of a refused payment, its
 // outcome event.
 func failedEvent(p *Payment, refusal *drip.Error, now time.Time) (*drip.Event, error) {
-	d := failedData{To: p.To, Amount: p.Amount, Currency: p.Coin, Error: string(refusal.Code), Message: refusal.Message}
+	d := drip.FailedData{To: p.To, Amount: p.Amount, Currency: p.Coin, Error: string(refusal.Code), Message: refusal.Message}
 	if s, ok := drip.V1Status(refusal); ok {
 		d.Status = &s
 	}

@@ -116,7 +116,7 @@ func (s *Endpoints) SendTest(ctx context.Context, faucetID, endpointID int64) (i
 	if !e.Enabled {
 		return 0, drip.Errorf(drip.CodeConflict, "This webhook endpoint is disabled; enable it to send it a test event.")
 	}
-	data, err := json.Marshal(TestData{Message: "A test event sent from the drip console. Acknowledge it with a 2xx; there is nothing to do."})
+	data, err := json.Marshal(drip.TestData{Message: "A test event sent from the drip console. Acknowledge it with a 2xx; there is nothing to do."})
 	if err != nil {
 		return 0, err
 	}
