@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -20,6 +21,7 @@ import (
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/clocktest"
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/logtest"
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/notify"
 	"github.com/dripfaucet/drip/internal/safehttp"
@@ -488,4 +490,73 @@ func TestWorkerRefusesAPrivateAddressAtConnect(t *testing.T) {
 	if a := attempts[0]; a.Status != 0 || !strings.Contains(a.Error, "10.0.0.7") {
 		t.Errorf("attempt to a name rebound to 10.0.0.7: %+v; want refused naming the address", a)
 	}
+}
+
+// The signing secret is never logged, whatever the worker meets, and is
+// stored only sealed: drip must sign with it, so it keeps it encrypted
+// (AES-GCM, internal/seal) rather than hashed (D51).
+func TestSigningSecretNeverLoggedNorStoredPlain(t *testing.T) {
+	t.Parallel()
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			s := newHookSetup(t, eng, 200*time.Millisecond)
+			logs := &logtest.Buffer{}
+			log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			s.worker = webhook.NewWorker(webhook.WorkerConfig{Store: s.st, Endpoints: s.svc, Client: safehttp.NewClient(s.opts),
+				Now: s.clock.Now, Log: log})
+			s.recv.answer = func(n int, w http.ResponseWriter) {
+				if n == 1 {
+					time.Sleep(400 * time.Millisecond) // a timeout
+					return
+				}
+				w.WriteHeader(http.StatusBadGateway)
+			}
+			for range 2 {
+				if _, err := s.svc.SendTest(t.Context(), s.f.ID, s.endpoint.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.run(t)
+			// A sealed value that does not open (moved from another row):
+			// the delivery fails, and the log says so without any secret.
+			other, otherSecret, err := s.svc.Create(t.Context(), s.f.ID, s.recv.URL+"/other", webhook.Events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.st.Transact(t.Context(), func(tx store.Tx) error {
+				return tx.WebhookEndpointSetSecret(t.Context(), s.f.ID, other.ID, s.endpoint.SecretSealed, s.clock.Now())
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.svc.SendTest(t.Context(), s.f.ID, other.ID); err != nil {
+				t.Fatal(err)
+			}
+			s.clock.Advance(time.Minute)
+			s.run(t)
+			if !strings.Contains(logs.String(), "delivery cannot be made") {
+				t.Errorf("the log does not tell of the delivery that could not be made:\n%s", logs)
+			}
+			for _, secret := range []string{s.recv.secret, otherSecret} {
+				key := strings.TrimPrefix(secret, webhook.SecretPrefix)
+				if strings.Contains(logs.String(), key) {
+					t.Errorf("the log holds a signing secret:\n%s", logs)
+				}
+				for _, e := range mustEndpoints(t, s) {
+					if strings.Contains(e.SecretSealed, key) || strings.Contains(e.URL, key) {
+						t.Errorf("endpoint %d stores a secret in the clear", e.ID)
+					}
+				}
+			}
+		})
+	}
+}
+
+func mustEndpoints(t *testing.T, s *hookSetup) []webhook.Endpoint {
+	t.Helper()
+	list, err := s.svc.List(t.Context(), s.f.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }
