@@ -396,6 +396,9 @@ type Tx interface {
 	WebhookDeliveryClaim(ctx context.Context, now, until time.Time, limit int) ([]WebhookDelivery, error)
 	// WebhookAttemptsRecord records attempts, each with its delivery's new
 	// state (WebhookAttemptRecord.Delivery): one set-based write for all.
+	// An attempt whose delivery was recorded meanwhile by another claim
+	// (its Tries moved on: this claim's lease had run out) is dropped, so
+	// a late record never undoes a later one.
 	WebhookAttemptsRecord(ctx context.Context, attempts []WebhookAttemptRecord) error
 	// WebhookEndpointsHealth records which endpoints answered and which
 	// failed at time at: a success clears an endpoint's failing_since, a

@@ -100,11 +100,12 @@ ORDER BY d.next_attempt_at, d.id;
 INSERT INTO webhook_attempts (delivery_id, n, at, status, latency_us, error, reply)
 SELECT r.value ->> 'delivery_id', r.value ->> 'n', r.value ->> 'at', r.value ->> 'status', r.value ->> 'latency_us',
   r.value ->> 'error', r.value ->> 'reply'
-FROM json_each($1) AS r;
+FROM json_each($1) AS r WHERE true -- (SQLite's upsert after a SELECT needs a WHERE)
+ON CONFLICT (delivery_id, n) DO NOTHING;
 
 -- name: WebhookDeliveriesRecordJSON
 UPDATE webhook_deliveries SET state = r.value ->> 'state', attempts = r.value ->> 'attempts', tries = r.value ->> 'tries',
   next_attempt_at = r.value ->> 'next_attempt_at', last_status = r.value ->> 'last_status',
   last_error = r.value ->> 'last_error', done_at = r.value ->> 'done_at'
 FROM json_each($1) AS r
-WHERE webhook_deliveries.id = r.value ->> 'id';
+WHERE webhook_deliveries.id = r.value ->> 'id' AND webhook_deliveries.tries = (r.value ->> 'tries') - 1;

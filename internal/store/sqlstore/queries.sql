@@ -688,16 +688,21 @@ WHERE d.id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS
 ORDER BY d.next_attempt_at, d.id;
 
 -- name: WebhookAttemptsInsertJSON
+-- An attempt already logged under its number was recorded by a worker
+-- that claimed the delivery again after this one's lease ran out: the
+-- later record stands, this one is dropped (as is its delivery's update).
 INSERT INTO webhook_attempts (delivery_id, n, at, status, latency_us, error, reply)
 SELECT r.delivery_id, r.n, r.at, r.status, r.latency_us, r.error, r.reply
-FROM jsonb_to_recordset($1::jsonb) AS r(delivery_id BIGINT, n INTEGER, at BIGINT, status INTEGER, latency_us BIGINT, error TEXT, reply TEXT);
+FROM jsonb_to_recordset($1::jsonb) AS r(delivery_id BIGINT, n INTEGER, at BIGINT, status INTEGER, latency_us BIGINT, error TEXT, reply TEXT)
+ON CONFLICT (delivery_id, n) DO NOTHING;
 
 -- name: WebhookDeliveriesRecordJSON
+-- Only a delivery still as its claim found it (tries one less) is moved on.
 UPDATE webhook_deliveries d SET state = r.state, attempts = r.attempts, tries = r.tries, next_attempt_at = r.next_attempt_at,
   last_status = r.last_status, last_error = r.last_error, done_at = r.done_at
 FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, state TEXT, attempts INTEGER, tries INTEGER, next_attempt_at BIGINT,
   last_status INTEGER, last_error TEXT, done_at BIGINT)
-WHERE d.id = r.id;
+WHERE d.id = r.id AND d.tries = r.tries - 1;
 
 -- name: WebhookDeliveryInsert
 INSERT INTO webhook_deliveries (endpoint_id, faucet_id, event_id, next_attempt_at, created_at)

@@ -291,6 +291,43 @@ func testWebhookClaimsDisjoint(t *testing.T, st store.Store) {
 	}
 }
 
+// A record made by a claim whose lease ran out, after another claim
+// recorded the same attempt, is dropped: the later record stands.
+func testWebhookStaleRecordDropped(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	h := newHookFixture(t, st)
+	h.event(t, st, h.f, "evt_stale", drip.EventPayoutSent, t0)
+	var d store.WebhookDelivery
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		got, err := tx.WebhookDeliveryClaim(ctx, t0, t0.Add(time.Minute), 1)
+		if err == nil && len(got) != 1 {
+			err = errors.New("want one claimed")
+		}
+		if err == nil {
+			d = got[0]
+		}
+		return err
+	})
+	stale, fresh := d, d
+	fresh.State, fresh.Attempts, fresh.Tries, fresh.LastStatus, fresh.DoneAt = store.DeliveryDelivered, 1, 1, 200, t0.Add(2*time.Minute)
+	stale.Attempts, stale.Tries, stale.LastStatus, stale.LastError, stale.NextAttemptAt = 1, 1, 500, "HTTP 500", t0.Add(3*time.Minute)
+	for _, r := range []store.WebhookAttemptRecord{
+		{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: fresh.DoneAt, Status: 200}, Delivery: &fresh},
+		{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: t0.Add(3 * time.Minute), Status: 500, Error: "HTTP 500"}, Delivery: &stale},
+	} {
+		transact(t, st, func(ctx context.Context, tx store.Tx) error {
+			return tx.WebhookAttemptsRecord(ctx, []store.WebhookAttemptRecord{r})
+		})
+	}
+	got, err := st.WebhookDeliveryGet(ctx, h.f.ID, d.ID)
+	if err != nil || got.State != store.DeliveryDelivered || got.LastStatus != 200 {
+		t.Errorf("after a stale record: %+v, %v; want the first record's delivered state", got, err)
+	}
+	if a, err := st.WebhookAttemptList(ctx, d.ID); err != nil || len(a) != 1 || a[0].Status != 200 {
+		t.Errorf("attempts %+v, %v; want the one 200", a, err)
+	}
+}
+
 // Resending restarts failed or delivered deliveries, one or an
 // endpoint's failed ones in a time range; pending ones are left alone.
 func testWebhookResend(t *testing.T, st store.Store) {
@@ -307,8 +344,8 @@ func testWebhookResend(t *testing.T, st store.Store) {
 	var records []store.WebhookAttemptRecord
 	for i := range all[:3] { // r0..r2 failed; r3 stays pending
 		d := &all[i]
-		d.State, d.Attempts, d.Tries, d.LastError, d.DoneAt = store.DeliveryFailed, 8, 8, "timeout", t0.Add(100*time.Hour)
-		records = append(records, store.WebhookAttemptRecord{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 8, At: d.DoneAt, Error: "timeout"}, Delivery: d})
+		d.State, d.Attempts, d.Tries, d.LastError, d.DoneAt = store.DeliveryFailed, 1, 1, "timeout", t0.Add(100*time.Hour)
+		records = append(records, store.WebhookAttemptRecord{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: d.DoneAt, Error: "timeout"}, Delivery: d})
 	}
 	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.WebhookAttemptsRecord(ctx, records) })
 
@@ -337,7 +374,7 @@ func testWebhookResend(t *testing.T, st store.Store) {
 	}
 	for _, d := range all[:3] {
 		got, err := st.WebhookDeliveryGet(ctx, h.f.ID, d.ID)
-		if err != nil || got.State != store.DeliveryPending || got.Attempts != 0 || got.Tries != 8 ||
+		if err != nil || got.State != store.DeliveryPending || got.Attempts != 0 || got.Tries != 1 ||
 			!got.NextAttemptAt.Equal(t0.Add(200*time.Hour)) || !got.DoneAt.IsZero() {
 			t.Errorf("resent delivery %+v, %v; want pending, a new schedule, the log's numbering kept", got, err)
 		}

@@ -82,7 +82,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"WebhookEndpointsRoundTrip", testWebhookEndpointsRoundTrip}, {"WebhookEndpointsOfAnotherFaucetNotFound", testWebhookEndpointsOfAnotherFaucetNotFound}, // webhooks.go
 		// deliveries.go
 		{"WebhookFanOutInTheEventsTransaction", testWebhookFanOut}, {"WebhookClaimLeasesAndRecordMovesOn", testWebhookClaimAndRecord},
-		{"WebhookClaimsDisjoint", testWebhookClaimsDisjoint}, {"WebhookResendRestarts", testWebhookResend},
+		{"WebhookClaimsDisjoint", testWebhookClaimsDisjoint}, {"WebhookResendRestarts", testWebhookResend}, {"WebhookStaleRecordDropped", testWebhookStaleRecordDropped},
 		{"WebhookEndpointHealth", testWebhookEndpointHealth}, {"WebhookEndpointDeleteTakesDeliveries", testWebhookEndpointDeleteTakesDeliveries},
 		// transact.go, migrations.go, errors.go
 		{"TransactCommitsOnNil", testTransactCommits},
