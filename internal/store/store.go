@@ -406,6 +406,10 @@ type Tx interface {
 	// failed whose failing_since is at or before disableBefore: those
 	// failing every attempt for too long (D52), for the caller to disable.
 	WebhookEndpointsHealth(ctx context.Context, succeeded, failed []int64, at, disableBefore time.Time) ([]WebhookEndpoint, error)
+	// WebhookDeliveriesRelease ends the lease of claimed deliveries that
+	// were not attempted (the worker is stopping), making them due at
+	// at; a delivery recorded meanwhile (its tries moved on) is left.
+	WebhookDeliveriesRelease(ctx context.Context, claimed []WebhookDelivery, at time.Time) error
 	// WebhookDeliveryInsert adds a pending delivery of the event to the
 	// faucet's endpoint, due at once (a test event); it returns its id.
 	WebhookDeliveryInsert(ctx context.Context, faucetID, endpointID int64, eventID string, at time.Time) (int64, error)

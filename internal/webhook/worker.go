@@ -166,7 +166,31 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		}()
 	}
 	wg.Wait()
-	return len(due), w.record(ctx, records)
+	return len(due), errors.Join(w.record(ctx, records), w.release(ctx, due, records))
+}
+
+// release hands back, due at once, the claimed deliveries that were not
+// attempted (ctx ended: a node stopping; or half the lease passed), so
+// that no one waits for their lease to run out.
+func (w *Worker) release(ctx context.Context, due []Delivery, records []*store.WebhookAttemptRecord) error {
+	var left []Delivery
+	for i, r := range records {
+		if r == nil {
+			left = append(left, due[i])
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	err := w.cfg.Store.Transact(ctx, func(tx store.Tx) error {
+		return tx.WebhookDeliveriesRelease(ctx, left, w.cfg.Now())
+	})
+	if err != nil {
+		return fmt.Errorf("webhook: release %d claimed deliveries: %w", len(left), err)
+	}
+	return nil
 }
 
 // attempt makes one attempt of d and returns its record, or nil when the

@@ -560,3 +560,38 @@ func mustEndpoints(t *testing.T, s *hookSetup) []webhook.Endpoint {
 	}
 	return list
 }
+
+// A worker stopped with deliveries in hand hands back those it did not
+// finish, due at once, rather than leaving them leased (D50).
+func TestWorkerStoppedReleasesWhatItHolds(t *testing.T) {
+	t.Parallel()
+	for _, eng := range storetest.Engines(t) {
+		t.Run(eng.Name, func(t *testing.T) {
+			t.Parallel()
+			s := newHookSetup(t, eng, 0)
+			started := make(chan struct{}, 10)
+			s.recv.answer = func(_ int, w http.ResponseWriter) {
+				started <- struct{}{}
+				time.Sleep(2 * time.Second) // until the worker gives up
+			}
+			for range 3 {
+				if _, err := s.svc.SendTest(t.Context(), s.f.ID, s.endpoint.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			worker := webhook.NewWorker(webhook.WorkerConfig{Store: s.st, Endpoints: s.svc, Client: safehttp.NewClient(s.opts),
+				Now: s.clock.Now, Concurrency: 1})
+			ctx, cancel := context.WithCancel(t.Context())
+			go func() { <-started; cancel() }()
+			n, err := worker.RunOnce(ctx)
+			if n != 3 || !errors.Is(err, context.Canceled) && err != nil {
+				t.Fatalf("RunOnce = %d, %v; want 3 claimed", n, err)
+			}
+			for _, d := range mustList(t, s) {
+				if d.State != store.DeliveryPending || d.Tries != 0 || d.NextAttemptAt.After(s.clock.Now()) {
+					t.Errorf("delivery %d after the stop: %+v; want pending, unattempted, due now", d.ID, d)
+				}
+			}
+		})
+	}
+}

@@ -109,3 +109,9 @@ UPDATE webhook_deliveries SET state = r.value ->> 'state', attempts = r.value ->
   last_error = r.value ->> 'last_error', done_at = r.value ->> 'done_at'
 FROM json_each($1) AS r
 WHERE webhook_deliveries.id = r.value ->> 'id' AND webhook_deliveries.tries = (r.value ->> 'tries') - 1;
+
+-- name: WebhookDeliveriesReleaseJSON
+UPDATE webhook_deliveries SET next_attempt_at = $2
+FROM json_each($1) AS r
+WHERE webhook_deliveries.id = r.value ->> 'id' AND webhook_deliveries.tries = r.value ->> 'tries'
+  AND webhook_deliveries.state = 'pending';

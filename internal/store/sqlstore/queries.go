@@ -64,7 +64,7 @@ type queries struct {
 	WebhookEndpointsFailing, WebhookDeliveryList, WebhookDeliveryGet                stmt // webhook deliveries
 	WebhookAttemptList, WebhookDeliveryCount, WebhookBacklog, WebhookDeliveryClaim  stmt // webhook deliveries
 	WebhookDeliveryClaimed, WebhookAttemptsInsertJSON, WebhookDeliveriesRecordJSON  stmt // webhook deliveries
-	WebhookDeliveryInsert, WebhookDeliveriesResend                                  stmt // webhook deliveries
+	WebhookDeliveryInsert, WebhookDeliveriesResend, WebhookDeliveriesReleaseJSON    stmt // webhook deliveries
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

@@ -704,6 +704,11 @@ FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, state TEXT, attempts INTEGER,
   last_status INTEGER, last_error TEXT, done_at BIGINT)
 WHERE d.id = r.id AND d.tries = r.tries - 1;
 
+-- name: WebhookDeliveriesReleaseJSON
+UPDATE webhook_deliveries d SET next_attempt_at = $2
+FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, tries INTEGER)
+WHERE d.id = r.id AND d.tries = r.tries AND d.state = 'pending';
+
 -- name: WebhookDeliveryInsert
 INSERT INTO webhook_deliveries (endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
 SELECT w.id, w.faucet_id, $3, $4, $4 FROM webhook_endpoints w WHERE w.faucet_id = $1 AND w.id = $2

@@ -266,6 +266,19 @@ func (q *querier) WebhookAttemptsRecord(ctx context.Context, records []store.Web
 	return q.execJSON(ctx, q.q.WebhookDeliveriesRecordJSON, deliveries, nil)
 }
 
+func (q *querier) WebhookDeliveriesRelease(ctx context.Context, claimed []store.WebhookDelivery, at time.Time) error {
+	type row struct {
+		ID    int64 `json:"id"`
+		Tries int   `json:"tries"`
+	}
+	rows := make([]row, len(claimed))
+	for i, d := range claimed {
+		rows[i] = row{d.ID, d.Tries}
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.ID, b.ID) })
+	return q.execJSON(ctx, q.q.WebhookDeliveriesReleaseJSON, rows, micros(at))
+}
+
 func (q *querier) WebhookDeliveryInsert(ctx context.Context, faucetID, endpointID int64, eventID string, at time.Time) (int64, error) {
 	var id int64
 	err := q.scanRow(ctx, q.q.WebhookDeliveryInsert, []any{faucetID, endpointID, eventID, micros(at)}, &id)
