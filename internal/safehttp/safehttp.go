@@ -63,6 +63,10 @@ type Options struct {
 	// testing only. Private, link-local and every other non-public
 	// address stay refused. The caller must log loudly when it is on.
 	AllowInsecure bool
+	// AllowHTTP admits http URLs on public addresses: merchant callbacks
+	// (spec 4.4), which sites in the wild serve over plain http. Every
+	// address rule stays; webhooks never set it (D53: https only).
+	AllowHTTP bool
 	// Resolver resolves host names, when URLs are checked and when clients
 	// connect; net.DefaultResolver when nil.
 	Resolver Resolver

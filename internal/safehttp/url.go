@@ -14,7 +14,7 @@ import (
 const MaxURLLen = 2048
 
 // CheckURL reports whether raw may be saved as a delivery URL: an absolute
-// https URL (http only with opts.AllowInsecure) with a host, a port in
+// https URL (http too with opts.AllowInsecure or opts.AllowHTTP) with a host, a port in
 // 1-65535 when one is given, no user information, no fragment, at most
 // MaxURLLen bytes; and its host either a public IP address or a name every
 // address of which, through opts.Resolver, is public. A refusal is a
@@ -68,8 +68,11 @@ func checkShape(raw string, opts Options) (*url.URL, error) {
 	}
 	switch {
 	case u.Scheme == "https":
-	case u.Scheme == "http" && opts.AllowInsecure:
+	case u.Scheme == "http" && (opts.AllowInsecure || opts.AllowHTTP):
 	default:
+		if opts.AllowHTTP {
+			return nil, invalid("%s must be an http or https URL.", opts.Name)
+		}
 		return nil, invalid("%s must use https.", opts.Name)
 	}
 	if u.Opaque != "" || u.Host == "" {

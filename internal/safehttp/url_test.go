@@ -270,3 +270,36 @@ func TestCheckURLDevelopmentAdmitsHTTPAndLoopbackOnly(t *testing.T) {
 		})
 	}
 }
+
+// AllowHTTP (merchant callbacks) admits http on public addresses and
+// nothing else: every address rule of D53 stays.
+func TestCheckURLAllowHTTPKeepsTheAddressRules(t *testing.T) {
+	t.Parallel()
+	res := newResolver(map[string][]string{
+		"shop.example.com":  {"93.184.216.34"},
+		"intra.example.com": {"10.1.2.3"},
+	})
+	opts := safehttp.Options{Resolver: res, AllowHTTP: true}
+	for raw, want := range map[string]string{
+		"http://shop.example.com/ipn":     "",
+		"https://shop.example.com/ipn":    "",
+		"http://93.184.216.34:8080/ipn":   "",
+		"http://127.0.0.1/ipn":            "URL points to a loopback address (127.0.0.1).",
+		"http://intra.example.com/ipn":    "URL resolves to a private address (10.1.2.3).",
+		"http://169.254.169.254/latest":   "URL points to the cloud metadata address (169.254.169.254).",
+		"javascript:alert(1)":             "URL must be an http or https URL.",
+		"ftp://shop.example.com/ipn":      "URL must be an http or https URL.",
+		"http://user:pw@shop.example.com": "URL must not contain a user name or password.",
+	} {
+		err := safehttp.CheckURL(t.Context(), raw, opts)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: refused: %v", raw, err)
+			}
+			continue
+		}
+		if got := appError(t, err).Message; got != want {
+			t.Errorf("%s: message %q, want %q", raw, got, want)
+		}
+	}
+}
