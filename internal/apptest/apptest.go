@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -57,6 +58,9 @@ type Options struct {
 	// Webhooks are the webhook URL rules (D53): a local receiver needs
 	// AllowInsecure, and RootCAs for its certificate.
 	Webhooks safehttp.Options
+	// Log is the application's log, for a test that checks what it
+	// holds (a secret must never be there); discarded when nil.
+	Log *slog.Logger
 }
 
 // New starts the application over st.
@@ -64,7 +68,7 @@ func New(t testing.TB, st store.Store, opts Options) *Env {
 	t.Helper()
 	clock := NewClock(time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC))
 	a, err := app.New(context.Background(), st, app.Options{Now: clock.Now, Rate: opts.Rate, CallerRate: opts.CallerRate, Prices: opts.Prices,
-		DefaultCoin: opts.DefaultCoin, Webhooks: opts.Webhooks})
+		DefaultCoin: opts.DefaultCoin, Webhooks: opts.Webhooks, Log: opts.Log})
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}

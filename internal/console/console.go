@@ -34,6 +34,7 @@ import (
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/user"
+	"github.com/dripfaucet/drip/internal/webhook"
 )
 
 //go:embed templates assets
@@ -75,8 +76,11 @@ type Deps struct {
 	Listing *listing.Service
 	Audit   *audit.Service
 	Prices  price.Source
-	Now     func() time.Time
-	Log     *slog.Logger
+	// Webhooks are the faucets' webhook endpoints and deliveries: only
+	// the console registers and changes them (D54).
+	Webhooks *webhook.Endpoints
+	Now      func() time.Time
+	Log      *slog.Logger
 	// BaseURL is where drip is served (--base-url): its scheme and host
 	// decide whether the cookie is Secure (always, except on plain-http
 	// localhost).
@@ -208,6 +212,7 @@ func (h *Handler) routes(mux *http.ServeMux) {
 	mux.Handle("POST /account/sessions/{id}/end", h.auth(h.endSession))
 	mux.Handle("POST /account/sessions/others/end", h.auth(h.endOtherSessions))
 	h.keysRoutes(mux)
+	h.webhooksRoutes(mux)
 	h.manageRoutes(mux)
 	h.walletRoutes(mux)
 	h.operatorRoutes(mux)

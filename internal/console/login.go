@@ -30,6 +30,13 @@ var flashes = map[string]string{
 	"key-revoked":  "The key is revoked: it is refused from now on, on every node.",
 	"v1-confirmed": "The rotation is confirmed: the new v1 key is the only one, and the old key is refused from now on.",
 
+	// A faucet's webhooks page.
+	"webhook-disabled": "The endpoint is disabled: nothing is sent to it until you enable it.",
+	"webhook-enabled":  "The endpoint is enabled: deliveries to it start again.",
+	"webhook-deleted":  "The endpoint is deleted, with its deliveries.",
+	"webhook-test":     "A test event is queued: its delivery is at the top of the list.",
+	"webhook-resent":   "The delivery is queued again: its first attempt is due now.",
+
 	// A faucet's management pages.
 	"manage-settings":      "The faucet's settings are saved.",
 	"manage-limit-added":   "The send limit is added.",

@@ -23,6 +23,7 @@ var tabs = []struct{ Name, Path, Label string }{
 	{"alerts", "alerts", "Low-balance alerts"},
 	{"listing", "listing", "Listing"},
 	{"keys", "keys", "API keys"},
+	{"webhooks", "webhooks", "Webhooks"},
 	{"audit", "audit", "Audit log"},
 }
 
