@@ -140,9 +140,32 @@ func (b hiddenFlag) Set(s string) error {
 
 func (hiddenFlag) IsBoolFlag() bool { return true }
 
+// hiddenDuration is a duration flag hidden as hiddenFlag is: a setting
+// only drip's own tests give the servers they start (serve's
+// --webhook-lease).
+type hiddenDuration struct{ v *time.Duration }
+
+func (d hiddenDuration) String() string {
+	if d.v == nil {
+		return "0s"
+	}
+	return d.v.String()
+}
+
+func (d hiddenDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err == nil {
+		*d.v = v
+	}
+	return err
+}
+
 func hidden(f *flag.Flag) bool {
-	_, ok := f.Value.(hiddenFlag)
-	return ok
+	switch f.Value.(type) {
+	case hiddenFlag, hiddenDuration:
+		return true
+	}
+	return false
 }
 
 // isBool tells a flag that takes no value (--demo, not --demo true).

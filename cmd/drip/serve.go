@@ -70,6 +70,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	requestTimeout := fs.Duration("request-timeout", httpserver.DefaultRequestTimeout, "every request's deadline: database waits and payouts end before it, and the answer comes by it (D6; at least 3s)")
 	dbConnectTimeout := fs.Duration("db-connect-timeout", 2*time.Second, "how long connecting to PostgreSQL may take")
 	webhookInsecure := fs.Bool("webhook-allow-insecure", false, "DEVELOPMENT ONLY: admit http and loopback webhook URLs (D53), to try a receiver on this machine; logged loudly")
+	// Only drip's own tests shorten the webhook worker's lease, so that the
+	// deliveries a killed server had claimed come back in seconds rather
+	// than after webhook.DefaultLease: hidden like --bench-noop.
+	webhookLease := new(time.Duration)
+	fs.Var(hiddenDuration{webhookLease}, "webhook-lease", "how long a webhook worker's claim holds its deliveries (tests only; 0: webhook.DefaultLease)")
 	if err := parseFlags(ctx, fs, args, stdout, withConfig); err != nil {
 		return err
 	}
@@ -114,6 +119,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// settle margin, so it cannot commit after its caller was answered.
 	d.log = log
 	d.timeouts = &postgres.Timeouts{Connect: *dbConnectTimeout, Statement: *requestTimeout, IdleInTransaction: ledger.SettleMargin / 2}
+	if *webhookLease < 0 {
+		return usagef("--webhook-lease must not be negative")
+	}
 	if *idemRetention < payout.MinIdempotencyRetention {
 		return usagef("--idempotency-retention must be at least %s", payout.MinIdempotencyRetention)
 	}
@@ -122,7 +130,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := app.Options{
 		Log: log, Rate: rate, CallerRate: ipRateCfg, NoCallerLimit: *ipRate == 0, IdempotencyRetention: *idemRetention, DefaultCoin: *defaultCoin,
 		Batch:    ledger.BatchConfig{MaxSize: *batchMax, MaxWait: *batchWait, Writers: *batchWriters},
-		Webhooks: safehttp.Options{AllowInsecure: *webhookInsecure},
+		Webhooks: safehttp.Options{AllowInsecure: *webhookInsecure}, WebhookLease: *webhookLease,
 	}
 	if *smtpURL != "" {
 		sender, err := mail.NewSMTP(*smtpURL) // its errors never contain the password

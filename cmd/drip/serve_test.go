@@ -31,6 +31,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--redis-url", "http://127.0.0.1:1/0"}, "--redis-url"}, // an unreachable Redis is no refusal: serve falls back
 		{[]string{"--request-timeout", "1s"}, "--request-timeout"},
 		{[]string{"--mcp-allowed-origins", "not an origin"}, "--mcp-allowed-origins"},
+		{[]string{"--webhook-lease", "-1s"}, "--webhook-lease"}, // hidden, for tests
 	} {
 		cmd := exec.Command(dripBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, tt.args...)...)
 		out, err := cmd.CombinedOutput()

@@ -64,6 +64,12 @@ type Options struct {
 	// (drip serve --webhook-allow-insecure) admits http and loopback for
 	// local testing; tests set RootCAs and Resolver too.
 	Webhooks safehttp.Options
+	// WebhookLease is how long the webhook worker's claim holds its
+	// deliveries (webhook.WorkerConfig.Lease); webhook.DefaultLease when
+	// zero. Only drip's own tests shorten it (drip serve's hidden
+	// --webhook-lease), so that the deliveries a killed node had claimed
+	// come back within their test's time.
+	WebhookLease time.Duration
 }
 
 // App is drip's services over one store.
@@ -160,7 +166,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Webhooks = webhook.NewWorker(webhook.WorkerConfig{Store: st, Endpoints: a.Endpoints, Client: safehttp.NewClient(opts.Webhooks),
-		Now: opts.Now, Log: opts.Log})
+		Now: opts.Now, Log: opts.Log, Lease: opts.WebhookLease})
 	reg.Outbox("webhooks", a.Webhooks.Backlog, opts.Now)
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
@@ -256,7 +262,7 @@ func (a *App) Handler(opts HandlerOptions) http.Handler {
 	if a.Accounts != nil {
 		c, err := console.New(console.Deps{Accounts: a.Accounts, Ops: a.Ops, Store: a.Store, Users: a.Users, Faucets: a.Faucets,
 			Keys: a.Keys, Coins: a.Coins, Ledger: a.Ledger, Listing: a.Listing, Audit: a.Audit, Prices: a.Prices, Now: a.Now,
-			Log: a.Log, BaseURL: a.baseURL, ClientIP: clientIP})
+			Webhooks: a.Endpoints, Log: a.Log, BaseURL: a.baseURL, ClientIP: clientIP})
 		if err != nil { // OpenAccounts built one already: it cannot fail here
 			panic(err)
 		}
