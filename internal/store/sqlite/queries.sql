@@ -82,36 +82,36 @@ WHERE id IN (SELECT value FROM json_each($1))
 RETURNING {{WebhookEndpointColumns}};
 
 -- name: WebhookDeliveryClaim
-UPDATE webhook_deliveries SET next_attempt_at = $2
+UPDATE outbox SET next_attempt_at = $2
 WHERE id IN (
-  SELECT d.id FROM webhook_deliveries d
-  WHERE d.state = 'pending' AND d.next_attempt_at <= $1
+  SELECT d.id FROM outbox d
+  WHERE d.kind = 'webhook' AND d.state = 'pending' AND d.next_attempt_at <= $1
     AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled)
   ORDER BY d.next_attempt_at LIMIT $3)
 RETURNING id;
 
 -- name: WebhookDeliveryClaimed
 SELECT {{WebhookDeliveryColumns}}, w.url, w.secret_sealed, e.faucet_id, e.data, e.created_at
-FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
+FROM outbox d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
 WHERE d.id IN (SELECT value FROM json_each($1))
 ORDER BY d.next_attempt_at, d.id;
 
 -- name: WebhookAttemptsInsertJSON
-INSERT INTO webhook_attempts (delivery_id, n, at, status, latency_us, error, reply)
+INSERT INTO outbox_attempts (delivery_id, n, at, status, latency_us, error, reply)
 SELECT r.value ->> 'delivery_id', r.value ->> 'n', r.value ->> 'at', r.value ->> 'status', r.value ->> 'latency_us',
   r.value ->> 'error', r.value ->> 'reply'
 FROM json_each($1) AS r WHERE true -- (SQLite's upsert after a SELECT needs a WHERE)
 ON CONFLICT (delivery_id, n) DO NOTHING;
 
 -- name: WebhookDeliveriesRecordJSON
-UPDATE webhook_deliveries SET state = r.value ->> 'state', attempts = r.value ->> 'attempts', tries = r.value ->> 'tries',
+UPDATE outbox SET state = r.value ->> 'state', attempts = r.value ->> 'attempts', tries = r.value ->> 'tries',
   next_attempt_at = r.value ->> 'next_attempt_at', last_status = r.value ->> 'last_status',
   last_error = r.value ->> 'last_error', done_at = r.value ->> 'done_at'
 FROM json_each($1) AS r
-WHERE webhook_deliveries.id = r.value ->> 'id' AND webhook_deliveries.tries = (r.value ->> 'tries') - 1;
+WHERE outbox.id = r.value ->> 'id' AND outbox.tries = (r.value ->> 'tries') - 1;
 
 -- name: WebhookDeliveriesReleaseJSON
-UPDATE webhook_deliveries SET next_attempt_at = $2
+UPDATE outbox SET next_attempt_at = $2
 FROM json_each($1) AS r
-WHERE webhook_deliveries.id = r.value ->> 'id' AND webhook_deliveries.tries = r.value ->> 'tries'
-  AND webhook_deliveries.state = 'pending';
+WHERE outbox.id = r.value ->> 'id' AND outbox.tries = r.value ->> 'tries'
+  AND outbox.state = 'pending';

@@ -624,10 +624,10 @@ DELETE FROM webhook_endpoints WHERE faucet_id = $1 AND id = $2;
 
 -- name: WebhookEndpointDeleteAttempts
 -- Before the endpoint itself: its attempts, then its deliveries.
-DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE faucet_id = $1 AND endpoint_id = $2);
+DELETE FROM outbox_attempts WHERE delivery_id IN (SELECT id FROM outbox WHERE faucet_id = $1 AND endpoint_id = $2);
 
 -- name: WebhookEndpointDeleteDeliveries
-DELETE FROM webhook_deliveries WHERE faucet_id = $1 AND endpoint_id = $2;
+DELETE FROM outbox WHERE faucet_id = $1 AND endpoint_id = $2;
 
 -- name: WebhookEndpointsHealthy
 UPDATE webhook_endpoints SET failing_since = NULL
@@ -640,40 +640,41 @@ UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2)
 WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value))
 RETURNING {{WebhookEndpointColumns}};
 
--- Webhook deliveries (issue 12, D50, D52): the outbox. A delivery's event
--- gives its type (and, to the claim, its body's facts).
+-- Webhook deliveries (issue 12, D50, D52): the outbox's rows of kind
+-- webhook, which alone have a faucet, an endpoint and an event. A
+-- delivery's event gives its type (and, to the claim, its body's facts).
 
 -- name: WebhookDeliveryColumns
 d.id, d.endpoint_id, d.faucet_id, d.event_id, d.state, d.attempts, d.tries, d.next_attempt_at, d.last_status,
 d.last_error, d.created_at, d.done_at, e.type
 
 -- name: WebhookDeliveryList
-SELECT {{WebhookDeliveryColumns}} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+SELECT {{WebhookDeliveryColumns}} FROM outbox d JOIN events e ON e.id = d.event_id
 WHERE d.faucet_id = $1 AND ($2 = 0 OR d.endpoint_id = $2) AND ($3 = '' OR d.state = $3)
   AND ($4 = 0 OR d.id < $4)
 ORDER BY d.id DESC LIMIT $5;
 
 -- name: WebhookDeliveryGet
-SELECT {{WebhookDeliveryColumns}} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+SELECT {{WebhookDeliveryColumns}} FROM outbox d JOIN events e ON e.id = d.event_id
 WHERE d.faucet_id = $1 AND d.id = $2;
 
 -- name: WebhookAttemptList
-SELECT delivery_id, n, at, status, latency_us, error, reply FROM webhook_attempts WHERE delivery_id = $1 ORDER BY n;
+SELECT delivery_id, n, at, status, latency_us, error, reply FROM outbox_attempts WHERE delivery_id = $1 ORDER BY n;
 
 -- name: WebhookDeliveryCount
-SELECT state, COUNT(*) FROM webhook_deliveries WHERE $1 = 0 OR endpoint_id = $1 GROUP BY state;
+SELECT state, COUNT(*) FROM outbox WHERE kind = 'webhook' AND ($1 = 0 OR endpoint_id = $1) GROUP BY state;
 
 -- name: WebhookBacklog
-SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE state = 'pending';
+SELECT COUNT(*), MIN(created_at) FROM outbox WHERE kind = 'webhook' AND state = 'pending';
 
 -- name: WebhookDeliveryClaim
 -- Leases due rows: the oldest due first, skipping rows another node's
 -- claim holds (D31), and those of disabled endpoints (they wait, pending,
 -- for the endpoint to be enabled again).
-UPDATE webhook_deliveries SET next_attempt_at = $2
+UPDATE outbox SET next_attempt_at = $2
 WHERE id IN (
-  SELECT d.id FROM webhook_deliveries d
-  WHERE d.state = 'pending' AND d.next_attempt_at <= $1
+  SELECT d.id FROM outbox d
+  WHERE d.kind = 'webhook' AND d.state = 'pending' AND d.next_attempt_at <= $1
     AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled)
   ORDER BY d.next_attempt_at LIMIT $3
   FOR UPDATE OF d SKIP LOCKED)
@@ -683,7 +684,7 @@ RETURNING id;
 -- The claimed rows, with what sending needs: the endpoint's URL and
 -- sealed secret, and the event.
 SELECT {{WebhookDeliveryColumns}}, w.url, w.secret_sealed, e.faucet_id, e.data, e.created_at
-FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
+FROM outbox d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
 WHERE d.id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value))
 ORDER BY d.next_attempt_at, d.id;
 
@@ -691,32 +692,32 @@ ORDER BY d.next_attempt_at, d.id;
 -- An attempt already logged under its number was recorded by a worker
 -- that claimed the delivery again after this one's lease ran out: the
 -- later record stands, this one is dropped (as is its delivery's update).
-INSERT INTO webhook_attempts (delivery_id, n, at, status, latency_us, error, reply)
+INSERT INTO outbox_attempts (delivery_id, n, at, status, latency_us, error, reply)
 SELECT r.delivery_id, r.n, r.at, r.status, r.latency_us, r.error, r.reply
 FROM jsonb_to_recordset($1::jsonb) AS r(delivery_id BIGINT, n INTEGER, at BIGINT, status INTEGER, latency_us BIGINT, error TEXT, reply TEXT)
 ON CONFLICT (delivery_id, n) DO NOTHING;
 
 -- name: WebhookDeliveriesRecordJSON
 -- Only a delivery still as its claim found it (tries one less) is moved on.
-UPDATE webhook_deliveries d SET state = r.state, attempts = r.attempts, tries = r.tries, next_attempt_at = r.next_attempt_at,
+UPDATE outbox d SET state = r.state, attempts = r.attempts, tries = r.tries, next_attempt_at = r.next_attempt_at,
   last_status = r.last_status, last_error = r.last_error, done_at = r.done_at
 FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, state TEXT, attempts INTEGER, tries INTEGER, next_attempt_at BIGINT,
   last_status INTEGER, last_error TEXT, done_at BIGINT)
 WHERE d.id = r.id AND d.tries = r.tries - 1;
 
 -- name: WebhookDeliveriesReleaseJSON
-UPDATE webhook_deliveries d SET next_attempt_at = $2
+UPDATE outbox d SET next_attempt_at = $2
 FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, tries INTEGER)
 WHERE d.id = r.id AND d.tries = r.tries AND d.state = 'pending';
 
 -- name: WebhookDeliveryInsert
-INSERT INTO webhook_deliveries (endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
-SELECT w.id, w.faucet_id, $3, $4, $4 FROM webhook_endpoints w WHERE w.faucet_id = $1 AND w.id = $2
+INSERT INTO outbox (kind, endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
+SELECT 'webhook', w.id, w.faucet_id, $3, $4, $4 FROM webhook_endpoints w WHERE w.faucet_id = $1 AND w.id = $2
 RETURNING id;
 
 -- name: WebhookDeliveriesResend
 -- One delivery ($2), or an endpoint's ($3) failed deliveries created in
 -- [$4, $5): back to pending, a new schedule, due at $6.
-UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = $6, last_error = '', done_at = NULL
+UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = $6, last_error = '', done_at = NULL
 WHERE faucet_id = $1 AND state <> 'pending'
   AND (($2 <> 0 AND id = $2) OR ($2 = 0 AND endpoint_id = $3 AND state = 'failed' AND created_at >= $4 AND created_at < $5));

@@ -1,5 +1,8 @@
--- Webhook deliveries (issue 12, D50, D52): the outbox of one faucet event
--- to one endpoint. A delivery row is written in the transaction that
+-- The outbox (issue 12, D50, D52): what drip owes to other sites' URLs.
+-- One table for every kind, so that one worker claims, leases, retries and
+-- logs them alike: 'webhook', one faucet event to one endpoint; and, with
+-- issue 13, 'callback', a merchant payment's callback (D55), whose columns
+-- a later migration adds. A webhook row is written in the transaction that
 -- writes its event, by the trigger below, so every way an event is
 -- written (a payout batch, a payment alone, a refusal) fans out alike and
 -- no event is ever committed without its deliveries.
@@ -11,11 +14,12 @@
 -- attempts counts the attempts of the current schedule (a resend starts a
 -- new one); tries counts every attempt ever and numbers the attempt log.
 -- Times in microseconds since 1970 UTC.
-CREATE TABLE webhook_deliveries (
+CREATE TABLE outbox (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
-  endpoint_id     INTEGER NOT NULL REFERENCES webhook_endpoints (id),
-  faucet_id       INTEGER NOT NULL REFERENCES faucets (id),
-  event_id        TEXT NOT NULL REFERENCES events (id),
+  kind            TEXT NOT NULL DEFAULT 'webhook' CHECK (kind IN ('webhook', 'callback')),
+  endpoint_id     INTEGER REFERENCES webhook_endpoints (id), -- webhook
+  faucet_id       INTEGER REFERENCES faucets (id),           -- webhook
+  event_id        TEXT REFERENCES events (id),             -- webhook
   state           TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
   attempts        INTEGER NOT NULL DEFAULT 0,
   tries           INTEGER NOT NULL DEFAULT 0,
@@ -23,16 +27,17 @@ CREATE TABLE webhook_deliveries (
   last_status     INTEGER NOT NULL DEFAULT 0,
   last_error      TEXT NOT NULL DEFAULT '',
   created_at      INTEGER NOT NULL,
-  done_at         INTEGER
+  done_at         INTEGER,
+  CHECK (kind <> 'webhook' OR (endpoint_id IS NOT NULL AND faucet_id IS NOT NULL AND event_id IS NOT NULL))
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
-CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id);
+CREATE INDEX outbox_due ON outbox (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX outbox_endpoint ON outbox (endpoint_id, id);
 
--- Every attempt of a delivery (D50): when, the HTTP status (0 when there
--- was no reply), how long it took, the error, and the first 1 KB of the
--- reply's body.
-CREATE TABLE webhook_attempts (
-  delivery_id INTEGER NOT NULL REFERENCES webhook_deliveries (id),
+-- Every attempt of an outbox delivery (D50): when, the HTTP status (0
+-- when there was no reply), how long it took, the error, and the first
+-- 1 KB of the reply's body.
+CREATE TABLE outbox_attempts (
+  delivery_id INTEGER NOT NULL REFERENCES outbox (id),
   n           INTEGER NOT NULL,
   at          INTEGER NOT NULL,
   status      INTEGER NOT NULL,
@@ -52,11 +57,11 @@ ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER;
 -- failing (kind 'webhook_disabled').
 ALTER TABLE notifications ADD COLUMN detail TEXT NOT NULL DEFAULT '';
 
--- The fan-out: an event becomes one delivery for each of its faucet's
+-- The fan-out: an event becomes one webhook delivery for each of its faucet's
 -- enabled endpoints subscribed to its type, due at once.
 CREATE TRIGGER events_webhook_fanout AFTER INSERT ON events BEGIN
-  INSERT INTO webhook_deliveries (endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
-  SELECT w.id, NEW.faucet_id, NEW.id, NEW.created_at, NEW.created_at
+  INSERT INTO outbox (kind, endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
+  SELECT 'webhook', w.id, NEW.faucet_id, NEW.id, NEW.created_at, NEW.created_at
   FROM webhook_endpoints w
   WHERE w.faucet_id = NEW.faucet_id AND w.enabled
     AND instr(',' || w.events || ',', ',' || NEW.type || ',') > 0;
