@@ -216,9 +216,10 @@ func TestWebhookTwoNodesExactlyOnce(t *testing.T) {
 // TestWebhookDatabaseDrops drops PostgreSQL's connections while drip serve
 // delivers: resets with deliveries in flight; refusals that begin while the
 // receiver holds a batch's deliveries, so the record of attempts already
-// made fails; and COMMIT answers lost on their way. Promise (D50, D52): an
-// attempt whose record failed is made again when its lease ends, so after
-// recovery every event is delivered (duplicates counted, none lost).
+// made fails; and COMMIT answers lost on their way. Promise (D50, D52): a
+// record that failed is tried again, and an attempt whose record never
+// made it is made again when its lease ends, so after recovery every
+// event is delivered (duplicates counted, none lost).
 func TestWebhookDatabaseDrops(t *testing.T) {
 	if os.Getenv(storetest.PostgresEnv) == "" {
 		t.Skipf("%s is not set: the faults are PostgreSQL's network", storetest.PostgresEnv)
@@ -254,10 +255,12 @@ func TestWebhookDatabaseDrops(t *testing.T) {
 			recordFailed++
 		}
 	}
+	// A record that fails is tried again within its budget (the worker's
+	// retry), so it need not cost a batch sent twice; past the budget,
+	// the lease brings the batch back. Either way nothing is lost, which
+	// checkDeliveries holds the run to.
 	if recordFailed == 0 {
 		t.Errorf("no record of attempts failed: the refusals never came between a batch's sends and its record")
-	} else if c.duplicates == 0 {
-		t.Errorf("%d records of attempts failed, yet no event came twice: were the attempts recorded after all?", recordFailed)
 	}
 	t.Logf("WEBHOOK %s | faults: %s | failed records logged: %d | %s | drained %s after the restart",
 		r.name, r.faults.String(), recordFailed, c, drained.Round(100*time.Millisecond))
@@ -619,7 +622,7 @@ type deliveryCounts struct {
 	attempts, recordedOK   int // attempts drip recorded, and the successful ones among them
 	// outageRefusals are payout.failed events whose error is an outage
 	// (unavailable, outcome_unknown): a send answered "retry later" that
-	// its owner's receiver was told had failed.
+	// its owner's receiver would be told had failed. There must be none.
 	outageRefusals int
 }
 
@@ -671,6 +674,12 @@ func checkDeliveries(t *testing.T, db *faultDB, fx *faultFixture, rc *webhookRec
 				(d.Error == string(drip.CodeUnavailable) || d.Error == string(drip.CodeOutcomeUnknown)) {
 				c.outageRefusals++
 			}
+		}
+		// An outage answered "retry later" is no refusal: the client
+		// retries and may be paid, so a payout.failed would tell the
+		// owner's receiver a falsehood (payout.send's refuse).
+		if c.outageRefusals > 0 {
+			t.Errorf("%d payout.failed events record an outage", c.outageRefusals)
 		}
 
 		// The outbox: one delivery per event (one endpoint), delivered.

@@ -222,7 +222,9 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 	coinLabel := "" // the coin of the metrics, once known valid
 	refuse := func(err error, blacklisted bool) (*SendResult, error) {
 		var refusal *drip.Error
-		if !errors.As(err, &refusal) {
+		// A fault (the database out, D58) is no answer to the request: the
+		// caller retries, so it is neither an event nor a refusal.
+		if !errors.As(err, &refusal) || refusal.Code.Fault() {
 			return nil, err
 		}
 		if rerr := s.ledger.RecordRefusal(ctx, p, refusal, blacklisted); rerr != nil {

@@ -299,28 +299,34 @@ func (w *Worker) record(ctx context.Context, records []*store.WebhookAttemptReco
 	}
 	now := w.cfg.Now()
 	var disabled []store.WebhookEndpoint
-	err := w.cfg.Store.Transact(ctx, func(tx store.Tx) error {
-		disabled = nil
-		if err := tx.WebhookAttemptsRecord(ctx, made); err != nil {
-			return err
+	tries := 0
+	err := retry(ctx, func() error {
+		if tries++; tries > 1 {
+			w.cfg.Log.ErrorContext(ctx, "webhook: record attempts failed; trying again", slog.Int("attempts", len(made)), slog.Int("try", tries))
 		}
-		failing, err := tx.WebhookEndpointsHealth(ctx, succeeded, failed, now, now.Add(-w.cfg.DisableAfter))
-		if err != nil {
-			return err
-		}
-		for _, e := range failing {
-			e.Enabled, e.DisabledReason, e.UpdatedAt = false, DisabledFailing, now
-			if err := tx.WebhookEndpointSetEnabled(ctx, &e); err != nil {
+		return w.cfg.Store.Transact(ctx, func(tx store.Tx) error {
+			disabled = nil
+			if err := tx.WebhookAttemptsRecord(ctx, made); err != nil {
 				return err
 			}
-			if _, err := tx.NotificationInsert(ctx, &drip.Notification{
-				FaucetID: e.FaucetID, Kind: drip.NotifyWebhookDisabled, Detail: e.URL, CreatedAt: now,
-			}); err != nil {
+			failing, err := tx.WebhookEndpointsHealth(ctx, succeeded, failed, now, now.Add(-w.cfg.DisableAfter))
+			if err != nil {
 				return err
 			}
-			disabled = append(disabled, e)
-		}
-		return nil
+			for _, e := range failing {
+				e.Enabled, e.DisabledReason, e.UpdatedAt = false, DisabledFailing, now
+				if err := tx.WebhookEndpointSetEnabled(ctx, &e); err != nil {
+					return err
+				}
+				if _, err := tx.NotificationInsert(ctx, &drip.Notification{
+					FaucetID: e.FaucetID, Kind: drip.NotifyWebhookDisabled, Detail: e.URL, CreatedAt: now,
+				}); err != nil {
+					return err
+				}
+				disabled = append(disabled, e)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("webhook: record %d attempts: %w", len(made), err)
@@ -330,6 +336,26 @@ func (w *Worker) record(ctx context.Context, records []*store.WebhookAttemptReco
 			slog.Int64("faucet", e.FaucetID), slog.Int64("endpoint", e.ID), slog.Time("failing_since", e.FailingSince))
 	}
 	return nil
+}
+
+// retry runs fn until it succeeds or ctx ends, waiting a little longer
+// each time. Recording attempts is safe to repeat, even after a commit
+// whose answer was lost: an attempt recorded already is dropped
+// (Tx.WebhookAttemptsRecord), and an endpoint disabled already is not
+// returned again. Each retry spares the receivers a whole batch sent again
+// when the lease ends (a database connection dropped under the record).
+func retry(ctx context.Context, fn func() error) error {
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // attemptError is what the owner reads of an attempt that got no reply:
