@@ -215,6 +215,14 @@ type Reader interface {
 	// WebhookBacklog is the outbox as metrics show it: how many deliveries
 	// wait (state pending) and when the oldest of them was created.
 	WebhookBacklog(ctx context.Context) (pending int64, oldest time.Time, err error)
+
+	// Merchant checkouts (issue 13, spec 4.4).
+	// CheckoutGet is the checkout of that public id; ErrNotFound if none.
+	CheckoutGet(ctx context.Context, publicID string) (*Checkout, error)
+	// CheckoutList is a page of checkouts, newest first: those paid to the
+	// merchant p.MerchantID, or those paid by p.PayerID, older than the
+	// checkout p.BeforeID (0: from the newest).
+	CheckoutList(ctx context.Context, p *CheckoutListParams) ([]Checkout, error)
 }
 
 // Tx is a write transaction. Every write happens through one.
@@ -410,6 +418,25 @@ type Tx interface {
 	// were not attempted (the worker is stopping), making them due at
 	// at; a delivery recorded meanwhile (its tries moved on) is left.
 	WebhookDeliveriesRelease(ctx context.Context, claimed []WebhookDelivery, at time.Time) error
+	// Merchant checkouts (issue 13, spec 4.4, D55-D57).
+	// CheckoutCreate inserts c (open, no quote) and returns its id.
+	CheckoutCreate(ctx context.Context, c *Checkout) (int64, error)
+	// CheckoutSetQuote holds c.Quote for the open checkout c.ID; false
+	// when it is no longer open.
+	CheckoutSetQuote(ctx context.Context, c *Checkout) (bool, error)
+	// CheckoutPay marks the open checkout c.ID paid with c's payer,
+	// transfer, time and token, if its quote is the one in c and has not
+	// expired at c.PaidAt; false otherwise (paid already, cancelled, or
+	// the quote moved on), when the caller must roll back.
+	CheckoutPay(ctx context.Context, c *Checkout) (bool, error)
+	// CheckoutCancel cancels the open checkout id; false when it is not
+	// open.
+	CheckoutCancel(ctx context.Context, id int64) (bool, error)
+	// CheckoutVerify marks verified, at at, the paid checkout whose token
+	// hashes to tokenHash and returns it, if it was not verified before;
+	// ErrNotFound otherwise (D56: a token verifies once).
+	CheckoutVerify(ctx context.Context, tokenHash string, at time.Time) (*Checkout, error)
+
 	// WebhookDeliveryInsert adds a pending delivery of the event to the
 	// faucet's endpoint, due at once (a test event); it returns its id.
 	WebhookDeliveryInsert(ctx context.Context, faucetID, endpointID int64, eventID string, at time.Time) (int64, error)
@@ -774,6 +801,56 @@ type WebhookDeliveryListParams struct {
 	State      string // "": every state
 	BeforeID   int64  // keyset paging: older than this delivery; 0 from the newest
 	Limit      int
+}
+
+// Checkout is a merchant checkout (issue 13): the payment form as posted
+// (spec 4.4), the quote held for the buyer (D57), and the payment.
+type Checkout struct {
+	ID          int64
+	PublicID    string // names it in the hosted page's URL
+	MerchantID  int64
+	Item        string
+	Amount1     int64  // in 10^-8 of Currency1
+	Currency1   string // USD or a coin
+	Currency2   string // "" lets the buyer choose
+	Custom      string
+	CallbackURL string
+	SuccessURL  string
+	CancelURL   string
+	State       string // CheckoutOpen, CheckoutPaid, CheckoutCancelled
+	CreatedAt   time.Time
+	Quote       CheckoutQuote // zero until quoted
+	PayerID     int64
+	TransferID  int64
+	PaidAt      time.Time
+	TokenHash   string
+	TokenSealed string
+	VerifiedAt  time.Time
+}
+
+// CheckoutQuote is the price held for a checkout's buyer (D57).
+type CheckoutQuote struct {
+	Coin    string
+	Amount  int64  // smallest units of Coin
+	Rate    string // Coin per unit of the pricing currency, as a decimal
+	Source  string
+	PriceAt time.Time
+	Expires time.Time
+}
+
+// The states of a checkout.
+const (
+	CheckoutOpen      = "open"
+	CheckoutPaid      = "paid"
+	CheckoutCancelled = "cancelled"
+)
+
+// CheckoutListParams select a page of checkouts: paid to MerchantID, or
+// paid by PayerID (one of the two).
+type CheckoutListParams struct {
+	MerchantID, PayerID int64
+	BeforeID            int64
+	Limit               int
 }
 
 // WebhookResendParams select the deliveries a resend restarts: one

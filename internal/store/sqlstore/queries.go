@@ -65,6 +65,8 @@ type queries struct {
 	WebhookAttemptList, WebhookDeliveryCount, WebhookBacklog, WebhookDeliveryClaim  stmt // webhook deliveries
 	WebhookDeliveryClaimed, WebhookAttemptsInsertJSON, WebhookDeliveriesRecordJSON  stmt // webhook deliveries
 	WebhookDeliveryInsert, WebhookDeliveriesResend, WebhookDeliveriesReleaseJSON    stmt // webhook deliveries
+	CheckoutCreate, CheckoutGet, CheckoutList, CheckoutSetQuote, CheckoutPay        stmt // merchant checkouts
+	CheckoutCancel, CheckoutVerify                                                  stmt // merchant checkouts
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

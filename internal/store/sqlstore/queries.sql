@@ -721,3 +721,44 @@ RETURNING id;
 UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = $6, last_error = '', done_at = NULL
 WHERE faucet_id = $1 AND state <> 'pending'
   AND (($2 <> 0 AND id = $2) OR ($2 = 0 AND endpoint_id = $3 AND state = 'failed' AND created_at >= $4 AND created_at < $5));
+
+-- Merchant checkouts (issue 13, spec 4.4, D55-D57).
+
+-- name: CheckoutColumns
+id, public_id, merchant_id, item, amount1, currency1, currency2, custom, callback_url, success_url, cancel_url, state,
+created_at, quote_coin, quote_amount, quote_rate, quote_source, quote_price_at, quote_expires_at, payer_id, transfer_id,
+paid_at, token_hash, token_sealed, verified_at
+
+-- name: CheckoutCreate
+INSERT INTO merchant_checkouts (public_id, merchant_id, item, amount1, currency1, currency2, custom, callback_url,
+  success_url, cancel_url, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id;
+
+-- name: CheckoutGet
+SELECT {{CheckoutColumns}} FROM merchant_checkouts WHERE public_id = $1;
+
+-- name: CheckoutList
+-- Paid checkouts only: what a merchant received, or what a buyer paid.
+SELECT {{CheckoutColumns}} FROM merchant_checkouts
+WHERE state = 'paid' AND (($1 <> 0 AND merchant_id = $1) OR ($1 = 0 AND payer_id = $2)) AND ($3 = 0 OR id < $3)
+ORDER BY id DESC LIMIT $4;
+
+-- name: CheckoutSetQuote
+UPDATE merchant_checkouts SET quote_coin = $2, quote_amount = $3, quote_rate = $4, quote_source = $5,
+  quote_price_at = $6, quote_expires_at = $7
+WHERE id = $1 AND state = 'open';
+
+-- name: CheckoutPay
+-- Only the quote the buyer was shown, before it expires, can be paid; a
+-- second click finds the checkout paid and changes nothing.
+UPDATE merchant_checkouts SET state = 'paid', payer_id = $2, transfer_id = $3, paid_at = $4, token_hash = $5,
+  token_sealed = $6
+WHERE id = $1 AND state = 'open' AND quote_coin = $7 AND quote_amount = $8 AND quote_expires_at > $4;
+
+-- name: CheckoutCancel
+UPDATE merchant_checkouts SET state = 'cancelled' WHERE id = $1 AND state = 'open';
+
+-- name: CheckoutVerify
+UPDATE merchant_checkouts SET verified_at = $2
+WHERE token_hash = $1 AND state = 'paid' AND verified_at IS NULL
+RETURNING {{CheckoutColumns}};

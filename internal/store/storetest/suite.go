@@ -84,6 +84,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"WebhookFanOutInTheEventsTransaction", testWebhookFanOut}, {"WebhookClaimLeasesAndRecordMovesOn", testWebhookClaimAndRecord},
 		{"WebhookClaimsDisjoint", testWebhookClaimsDisjoint}, {"WebhookResendRestarts", testWebhookResend}, {"WebhookStaleRecordDropped", testWebhookStaleRecordDropped},
 		{"WebhookEndpointHealth", testWebhookEndpointHealth}, {"WebhookEndpointDeleteTakesDeliveries", testWebhookEndpointDeleteTakesDeliveries},
+		{"CheckoutLifecycle", testCheckoutLifecycle}, // checkouts.go
 		// transact.go, migrations.go, errors.go
 		{"TransactCommitsOnNil", testTransactCommits},
 		{"TransactRollsBackOnError", testTransactRollsBackOnError},
