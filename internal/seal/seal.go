@@ -32,8 +32,9 @@ type Purpose string
 
 // The purposes drip seals secrets for.
 const (
-	TOTP    Purpose = "totp"    // TOTP secrets, bound to "user:<id>" (D10)
-	Webhook Purpose = "webhook" // webhook signing secrets, bound to the endpoint (D51)
+	TOTP     Purpose = "totp"     // TOTP secrets, bound to "user:<id>" (D10)
+	Webhook  Purpose = "webhook"  // webhook signing secrets, bound to the endpoint (D51)
+	Merchant Purpose = "merchant" // merchant payment tokens, bound to the checkout (D56)
 )
 
 // ErrOpen is wrapped by Open when a value does not open: another key,

@@ -437,6 +437,14 @@ type Tx interface {
 	// ErrNotFound otherwise (D56: a token verifies once).
 	CheckoutVerify(ctx context.Context, tokenHash string, at time.Time) (*Checkout, error)
 
+	// CallbackInsert adds the checkout's callback to the outbox (D50,
+	// D55): kind callback, due at at.
+	CallbackInsert(ctx context.Context, checkoutID int64, at time.Time) (int64, error)
+	// CallbackAcknowledge ends the checkout's pending callback as
+	// delivered at at: the merchant verified the token, which stops the
+	// attempts (D55).
+	CallbackAcknowledge(ctx context.Context, checkoutID int64, at time.Time) error
+
 	// WebhookDeliveryInsert adds a pending delivery of the event to the
 	// faucet's endpoint, due at once (a test event); it returns its id.
 	WebhookDeliveryInsert(ctx context.Context, faucetID, endpointID int64, eventID string, at time.Time) (int64, error)

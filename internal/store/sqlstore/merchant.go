@@ -89,3 +89,14 @@ func (q *querier) CheckoutVerify(ctx context.Context, tokenHash string, at time.
 		return q.scanRow(ctx, q.q.CheckoutVerify, []any{tokenHash, micros(at)}, dest...)
 	})
 }
+
+func (q *querier) CallbackInsert(ctx context.Context, checkoutID int64, at time.Time) (int64, error) {
+	var id int64
+	err := q.scanRow(ctx, q.q.CallbackInsert, []any{checkoutID, micros(at)}, &id)
+	return id, err
+}
+
+func (q *querier) CallbackAcknowledge(ctx context.Context, checkoutID int64, at time.Time) error {
+	_, err := q.exec(ctx, q.q.CallbackAcknowledge, checkoutID, micros(at))
+	return err
+}

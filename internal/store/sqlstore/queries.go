@@ -66,7 +66,7 @@ type queries struct {
 	WebhookDeliveryClaimed, WebhookAttemptsInsertJSON, WebhookDeliveriesRecordJSON  stmt // webhook deliveries
 	WebhookDeliveryInsert, WebhookDeliveriesResend, WebhookDeliveriesReleaseJSON    stmt // webhook deliveries
 	CheckoutCreate, CheckoutGet, CheckoutList, CheckoutSetQuote, CheckoutPay        stmt // merchant checkouts
-	CheckoutCancel, CheckoutVerify                                                  stmt // merchant checkouts
+	CheckoutCancel, CheckoutVerify, CallbackInsert, CallbackAcknowledge             stmt // merchant checkouts
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

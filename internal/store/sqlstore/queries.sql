@@ -762,3 +762,11 @@ UPDATE merchant_checkouts SET state = 'cancelled' WHERE id = $1 AND state = 'ope
 UPDATE merchant_checkouts SET verified_at = $2
 WHERE token_hash = $1 AND state = 'paid' AND verified_at IS NULL
 RETURNING {{CheckoutColumns}};
+
+-- name: CallbackInsert
+INSERT INTO outbox (kind, checkout_id, next_attempt_at, created_at) VALUES ('callback', $1, $2, $2) RETURNING id;
+
+-- name: CallbackAcknowledge
+-- The merchant verified the token: the callback has done its work (D55).
+UPDATE outbox SET state = 'delivered', done_at = $2, last_error = 'acknowledged by the verification of its token'
+WHERE kind = 'callback' AND checkout_id = $1 AND state = 'pending';
