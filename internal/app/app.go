@@ -23,6 +23,7 @@ import (
 	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/mail"
 	"github.com/dripfaucet/drip/internal/mcpserver"
+	"github.com/dripfaucet/drip/internal/merchant"
 	"github.com/dripfaucet/drip/internal/metrics"
 	"github.com/dripfaucet/drip/internal/notify"
 	"github.com/dripfaucet/drip/internal/operation"
@@ -90,6 +91,8 @@ type App struct {
 	// (D50-D54), for the console; Webhooks delivers them.
 	Endpoints *webhook.Endpoints
 	Webhooks  *webhook.Worker
+	// Merchant is the hosted checkout (issue 13, spec 4.4).
+	Merchant *merchant.Service
 	Prices    price.Source
 	Rate      ratelimit.Config
 	Log       *slog.Logger
@@ -168,6 +171,10 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a.Webhooks = webhook.NewWorker(webhook.WorkerConfig{Store: st, Endpoints: a.Endpoints, Client: safehttp.NewClient(opts.Webhooks),
 		Now: opts.Now, Log: opts.Log, Lease: opts.WebhookLease})
 	reg.Outbox("webhooks", a.Webhooks.Backlog, opts.Now)
+	if a.Merchant, err = merchant.New(ctx, merchant.Deps{Store: st, Users: users, Coins: a.Coins, Prices: opts.Prices,
+		HTTP: opts.Webhooks, Now: opts.Now}); err != nil {
+		return nil, err
+	}
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
 		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices,

@@ -348,3 +348,15 @@ func (s *Service) Cancel(ctx context.Context, publicID string) (*Checkout, error
 	c.State = store.CheckoutCancelled
 	return c, nil
 }
+
+// Received is a page of the payments merchantID received, newest first,
+// older than the checkout beforeID (0: from the newest).
+func (s *Service) Received(ctx context.Context, merchantID, beforeID int64, limit int) ([]Checkout, error) {
+	return s.st.CheckoutList(ctx, &store.CheckoutListParams{MerchantID: merchantID, BeforeID: beforeID, Limit: max(1, min(limit, 200))})
+}
+
+// Paid is a page of the payments payerID made to merchants, newest first,
+// older than the checkout beforeID (0: from the newest).
+func (s *Service) Paid(ctx context.Context, payerID, beforeID int64, limit int) ([]Checkout, error) {
+	return s.st.CheckoutList(ctx, &store.CheckoutListParams{PayerID: payerID, BeforeID: beforeID, Limit: max(1, min(limit, 200))})
+}
