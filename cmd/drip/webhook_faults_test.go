@@ -251,7 +251,7 @@ func TestWebhookDatabaseDrops(t *testing.T) {
 
 	recordFailed := 0
 	for _, line := range r.node.errorLines(math.MaxInt) {
-		if strings.Contains(line, "webhook: record") {
+		if strings.Contains(line, "outbox: record") {
 			recordFailed++
 		}
 	}
@@ -754,7 +754,7 @@ func checkDeliveries(t *testing.T, db *faultDB, fx *faultFixture, rc *webhookRec
 				c.recordedOK++
 				continue
 			}
-			as, err := st.WebhookAttemptList(ctx, d.ID)
+			as, err := st.OutboxAttemptList(ctx, d.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -207,8 +207,8 @@ type Reader interface {
 	// WebhookDeliveryGet is the faucet's delivery id; ErrNotFound when the
 	// faucet has no such delivery.
 	WebhookDeliveryGet(ctx context.Context, faucetID, id int64) (*WebhookDelivery, error)
-	// WebhookAttemptList is every attempt of the delivery, oldest first.
-	WebhookAttemptList(ctx context.Context, deliveryID int64) ([]WebhookAttempt, error)
+	// OutboxAttemptList is every attempt of the delivery, oldest first.
+	OutboxAttemptList(ctx context.Context, deliveryID int64) ([]OutboxAttempt, error)
 	// WebhookDeliveryCount counts the deliveries in each state, of the
 	// whole service (endpointID 0) or of one endpoint.
 	WebhookDeliveryCount(ctx context.Context, endpointID int64) (map[string]int64, error)
@@ -402,22 +402,22 @@ type Tx interface {
 	// transaction holds are skipped (FOR UPDATE SKIP LOCKED), so claims on
 	// several nodes never return one row twice.
 	WebhookDeliveryClaim(ctx context.Context, now, until time.Time, limit int) ([]WebhookDelivery, error)
-	// WebhookAttemptsRecord records attempts, each with its delivery's new
-	// state (WebhookAttemptRecord.Delivery): one set-based write for all.
+	// OutboxRecordAttempts records attempts, each with its delivery's new
+	// state (OutboxRecord.Delivery): one set-based write for all.
 	// An attempt whose delivery was recorded meanwhile by another claim
 	// (its Tries moved on: this claim's lease had run out) is dropped, so
 	// a late record never undoes a later one.
-	WebhookAttemptsRecord(ctx context.Context, attempts []WebhookAttemptRecord) error
+	OutboxRecordAttempts(ctx context.Context, attempts []OutboxRecord) error
 	// WebhookEndpointsHealth records which endpoints answered and which
 	// failed at time at: a success clears an endpoint's failing_since, a
 	// failure sets it unless set. It returns the enabled endpoints of
 	// failed whose failing_since is at or before disableBefore: those
 	// failing every attempt for too long (D52), for the caller to disable.
 	WebhookEndpointsHealth(ctx context.Context, succeeded, failed []int64, at, disableBefore time.Time) ([]WebhookEndpoint, error)
-	// WebhookDeliveriesRelease ends the lease of claimed deliveries that
+	// OutboxRelease ends the lease of claimed deliveries that
 	// were not attempted (the worker is stopping), making them due at
 	// at; a delivery recorded meanwhile (its tries moved on) is left.
-	WebhookDeliveriesRelease(ctx context.Context, claimed []WebhookDelivery, at time.Time) error
+	OutboxRelease(ctx context.Context, claimed []Delivery, at time.Time) error
 	// Merchant checkouts (issue 13, spec 4.4, D55-D57).
 	// CheckoutCreate inserts c (open, no quote) and returns its id.
 	CheckoutCreate(ctx context.Context, c *Checkout) (int64, error)
@@ -759,12 +759,11 @@ const (
 	DeliveryFailed    = "failed"    // the schedule ran out (D52)
 )
 
-// WebhookDelivery is one event to one endpoint (D50).
-type WebhookDelivery struct {
+// Delivery is one row of the outbox (D50), whatever its kind: where it
+// stands on its schedule.
+type Delivery struct {
 	ID            int64
-	EndpointID    int64
-	FaucetID      int64
-	EventID       string
+	Kind          string // DeliveryWebhook or DeliveryCallback
 	State         string // DeliveryPending, DeliveryDelivered, DeliveryFailed
 	Attempts      int    // attempts of the current schedule (a resend starts one)
 	Tries         int    // every attempt ever: the attempt log's numbering
@@ -773,6 +772,20 @@ type WebhookDelivery struct {
 	LastError     string // why the last attempt failed; "" when it did not
 	CreatedAt     time.Time
 	DoneAt        time.Time // when delivered or failed; zero while pending
+}
+
+// The kinds of outbox delivery.
+const (
+	DeliveryWebhook  = "webhook"  // a faucet event to an endpoint (D51)
+	DeliveryCallback = "callback" // a merchant payment's callback (D55)
+)
+
+// WebhookDelivery is one event to one endpoint (D50, D51).
+type WebhookDelivery struct {
+	Delivery
+	EndpointID int64
+	FaucetID   int64
+	EventID    string
 
 	// Filled by WebhookDeliveryClaim, WebhookDeliveryList and
 	// WebhookDeliveryGet: the event's type; and by the claim only, the
@@ -783,8 +796,15 @@ type WebhookDelivery struct {
 	Event        drip.Event
 }
 
-// WebhookAttempt is one attempt of a delivery (D50).
-type WebhookAttempt struct {
+// CallbackDelivery is a merchant payment's callback (D55), with its
+// checkout.
+type CallbackDelivery struct {
+	Delivery
+	Checkout Checkout
+}
+
+// OutboxAttempt is one attempt of a delivery (D50).
+type OutboxAttempt struct {
 	DeliveryID int64
 	N          int // 1 for the first attempt ever
 	At         time.Time
@@ -794,12 +814,12 @@ type WebhookAttempt struct {
 	Reply      string // the first 1 KB of the reply's body
 }
 
-// WebhookAttemptRecord is an attempt and the state it leaves its
+// OutboxRecord is an attempt and the state it leaves its
 // delivery in: Delivery's State, Attempts, Tries, NextAttemptAt,
 // LastStatus, LastError and DoneAt are written.
-type WebhookAttemptRecord struct {
-	Attempt  WebhookAttempt
-	Delivery *WebhookDelivery
+type OutboxRecord struct {
+	Attempt  OutboxAttempt
+	Delivery *Delivery
 }
 
 // WebhookDeliveryListParams select a page of a faucet's deliveries.

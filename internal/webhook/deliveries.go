@@ -19,7 +19,7 @@ import (
 // Delivery is one event to one endpoint; Attempt one try of it.
 type (
 	Delivery = store.WebhookDelivery
-	Attempt  = store.WebhookAttempt
+	Attempt  = store.OutboxAttempt
 )
 
 // MaxResendRange is the longest time range one "resend failed" covers:
@@ -51,7 +51,7 @@ func (s *Endpoints) Delivery(ctx context.Context, faucetID, id int64) (*Delivery
 	if err != nil {
 		return nil, nil, notFound(err, errNoDelivery)
 	}
-	attempts, err := s.st.WebhookAttemptList(ctx, id)
+	attempts, err := s.st.OutboxAttemptList(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -81,12 +81,12 @@ UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2)
 WHERE id IN (SELECT value FROM json_each($1))
 RETURNING {{WebhookEndpointColumns}};
 
--- name: WebhookDeliveryClaim
+-- name: OutboxClaim
 UPDATE outbox SET next_attempt_at = $2
 WHERE id IN (
   SELECT d.id FROM outbox d
-  WHERE d.kind = 'webhook' AND d.state = 'pending' AND d.next_attempt_at <= $1
-    AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled)
+  WHERE d.kind = $4 AND d.state = 'pending' AND d.next_attempt_at <= $1
+    AND (d.kind <> 'webhook' OR EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled))
   ORDER BY d.next_attempt_at LIMIT $3)
 RETURNING id;
 
@@ -96,21 +96,21 @@ FROM outbox d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.i
 WHERE d.id IN (SELECT value FROM json_each($1))
 ORDER BY d.next_attempt_at, d.id;
 
--- name: WebhookAttemptsInsertJSON
+-- name: OutboxAttemptsInsertJSON
 INSERT INTO outbox_attempts (delivery_id, n, at, status, latency_us, error, reply)
 SELECT r.value ->> 'delivery_id', r.value ->> 'n', r.value ->> 'at', r.value ->> 'status', r.value ->> 'latency_us',
   r.value ->> 'error', r.value ->> 'reply'
 FROM json_each($1) AS r WHERE true -- (SQLite's upsert after a SELECT needs a WHERE)
 ON CONFLICT (delivery_id, n) DO NOTHING;
 
--- name: WebhookDeliveriesRecordJSON
+-- name: OutboxRecordJSON
 UPDATE outbox SET state = r.value ->> 'state', attempts = r.value ->> 'attempts', tries = r.value ->> 'tries',
   next_attempt_at = r.value ->> 'next_attempt_at', last_status = r.value ->> 'last_status',
   last_error = r.value ->> 'last_error', done_at = r.value ->> 'done_at'
 FROM json_each($1) AS r
 WHERE outbox.id = r.value ->> 'id' AND outbox.tries = (r.value ->> 'tries') - 1;
 
--- name: WebhookDeliveriesReleaseJSON
+-- name: OutboxReleaseJSON
 UPDATE outbox SET next_attempt_at = $2
 FROM json_each($1) AS r
 WHERE outbox.id = r.value ->> 'id' AND outbox.tries = r.value ->> 'tries'

@@ -658,7 +658,7 @@ ORDER BY d.id DESC LIMIT $5;
 SELECT {{WebhookDeliveryColumns}} FROM outbox d JOIN events e ON e.id = d.event_id
 WHERE d.faucet_id = $1 AND d.id = $2;
 
--- name: WebhookAttemptList
+-- name: OutboxAttemptList
 SELECT delivery_id, n, at, status, latency_us, error, reply FROM outbox_attempts WHERE delivery_id = $1 ORDER BY n;
 
 -- name: WebhookDeliveryCount
@@ -667,15 +667,15 @@ SELECT state, COUNT(*) FROM outbox WHERE kind = 'webhook' AND ($1 = 0 OR endpoin
 -- name: WebhookBacklog
 SELECT COUNT(*), MIN(created_at) FROM outbox WHERE kind = 'webhook' AND state = 'pending';
 
--- name: WebhookDeliveryClaim
+-- name: OutboxClaim
 -- Leases due rows: the oldest due first, skipping rows another node's
 -- claim holds (D31), and those of disabled endpoints (they wait, pending,
 -- for the endpoint to be enabled again).
 UPDATE outbox SET next_attempt_at = $2
 WHERE id IN (
   SELECT d.id FROM outbox d
-  WHERE d.kind = 'webhook' AND d.state = 'pending' AND d.next_attempt_at <= $1
-    AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled)
+  WHERE d.kind = $4 AND d.state = 'pending' AND d.next_attempt_at <= $1
+    AND (d.kind <> 'webhook' OR EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.enabled))
   ORDER BY d.next_attempt_at LIMIT $3
   FOR UPDATE OF d SKIP LOCKED)
 RETURNING id;
@@ -688,7 +688,7 @@ FROM outbox d JOIN events e ON e.id = d.event_id JOIN webhook_endpoints w ON w.i
 WHERE d.id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value))
 ORDER BY d.next_attempt_at, d.id;
 
--- name: WebhookAttemptsInsertJSON
+-- name: OutboxAttemptsInsertJSON
 -- An attempt already logged under its number was recorded by a worker
 -- that claimed the delivery again after this one's lease ran out: the
 -- later record stands, this one is dropped (as is its delivery's update).
@@ -697,7 +697,7 @@ SELECT r.delivery_id, r.n, r.at, r.status, r.latency_us, r.error, r.reply
 FROM jsonb_to_recordset($1::jsonb) AS r(delivery_id BIGINT, n INTEGER, at BIGINT, status INTEGER, latency_us BIGINT, error TEXT, reply TEXT)
 ON CONFLICT (delivery_id, n) DO NOTHING;
 
--- name: WebhookDeliveriesRecordJSON
+-- name: OutboxRecordJSON
 -- Only a delivery still as its claim found it (tries one less) is moved on.
 UPDATE outbox d SET state = r.state, attempts = r.attempts, tries = r.tries, next_attempt_at = r.next_attempt_at,
   last_status = r.last_status, last_error = r.last_error, done_at = r.done_at
@@ -705,7 +705,7 @@ FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, state TEXT, attempts INTEGER,
   last_status INTEGER, last_error TEXT, done_at BIGINT)
 WHERE d.id = r.id AND d.tries = r.tries - 1;
 
--- name: WebhookDeliveriesReleaseJSON
+-- name: OutboxReleaseJSON
 UPDATE outbox d SET next_attempt_at = $2
 FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, tries INTEGER)
 WHERE d.id = r.id AND d.tries = r.tries AND d.state = 'pending';

@@ -120,7 +120,7 @@ func ids(in []int64) []int64 {
 
 // scanWebhookDelivery reads one row of WebhookDeliveryColumns, then more.
 func scanWebhookDelivery(scan func(dest ...any) error, more ...any) (*store.WebhookDelivery, error) {
-	var d store.WebhookDelivery
+	d := store.WebhookDelivery{Delivery: store.Delivery{Kind: store.DeliveryWebhook}}
 	var next, created int64
 	var done *int64
 	dest := append([]any{&d.ID, &d.EndpointID, &d.FaucetID, &d.EventID, &d.State, &d.Attempts, &d.Tries, &next,
@@ -153,10 +153,10 @@ func (q *querier) WebhookDeliveryGet(ctx context.Context, faucetID, id int64) (*
 	})
 }
 
-func (q *querier) WebhookAttemptList(ctx context.Context, deliveryID int64) ([]store.WebhookAttempt, error) {
-	var out []store.WebhookAttempt
-	err := q.list(ctx, q.q.WebhookAttemptList, []any{deliveryID}, func(r Rows) error {
-		var a store.WebhookAttempt
+func (q *querier) OutboxAttemptList(ctx context.Context, deliveryID int64) ([]store.OutboxAttempt, error) {
+	var out []store.OutboxAttempt
+	err := q.list(ctx, q.q.OutboxAttemptList, []any{deliveryID}, func(r Rows) error {
+		var a store.OutboxAttempt
 		var at, latency int64
 		err := r.Scan(&a.DeliveryID, &a.N, &at, &a.Status, &latency, &a.Error, &a.Reply)
 		a.At, a.Latency = fromMicros(at), time.Duration(latency)*time.Microsecond
@@ -188,22 +188,12 @@ func (q *querier) WebhookBacklog(ctx context.Context) (int64, time.Time, error) 
 }
 
 func (q *querier) WebhookDeliveryClaim(ctx context.Context, now, until time.Time, limit int) ([]store.WebhookDelivery, error) {
-	var claimed []int64
-	err := q.list(ctx, q.q.WebhookDeliveryClaim, []any{micros(now), micros(until), limit}, func(r Rows) error {
-		var id int64
-		err := r.Scan(&id)
-		claimed = append(claimed, id)
-		return err
-	})
-	if err != nil || len(claimed) == 0 {
+	body, err := q.claim(ctx, store.DeliveryWebhook, now, until, limit)
+	if err != nil || body == "" {
 		return nil, err
 	}
-	body, err := json.Marshal(claimed)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]store.WebhookDelivery, 0, len(claimed))
-	err = q.list(ctx, q.q.WebhookDeliveryClaimed, []any{string(body)}, func(r Rows) error {
+	var out []store.WebhookDelivery
+	err = q.list(ctx, q.q.WebhookDeliveryClaimed, []any{body}, func(r Rows) error {
 		var url, sealed, data string
 		var faucetID, evCreated int64
 		d, err := scanWebhookDelivery(r.Scan, &url, &sealed, &faucetID, &data, &evCreated)
@@ -242,7 +232,7 @@ type (
 	}
 )
 
-func (q *querier) WebhookAttemptsRecord(ctx context.Context, records []store.WebhookAttemptRecord) error {
+func (q *querier) OutboxRecordAttempts(ctx context.Context, records []store.OutboxRecord) error {
 	if len(records) == 0 {
 		return nil
 	}
@@ -260,13 +250,13 @@ func (q *querier) WebhookAttemptsRecord(ctx context.Context, records []store.Web
 	}
 	// One order for the rows every recording transaction updates.
 	slices.SortFunc(deliveries, func(a, b deliveryRow) int { return cmp.Compare(a.ID, b.ID) })
-	if err := q.execJSON(ctx, q.q.WebhookAttemptsInsertJSON, attempts, nil); err != nil {
+	if err := q.execJSON(ctx, q.q.OutboxAttemptsInsertJSON, attempts, nil); err != nil {
 		return err
 	}
-	return q.execJSON(ctx, q.q.WebhookDeliveriesRecordJSON, deliveries, nil)
+	return q.execJSON(ctx, q.q.OutboxRecordJSON, deliveries, nil)
 }
 
-func (q *querier) WebhookDeliveriesRelease(ctx context.Context, claimed []store.WebhookDelivery, at time.Time) error {
+func (q *querier) OutboxRelease(ctx context.Context, claimed []store.Delivery, at time.Time) error {
 	type row struct {
 		ID    int64 `json:"id"`
 		Tries int   `json:"tries"`
@@ -276,7 +266,7 @@ func (q *querier) WebhookDeliveriesRelease(ctx context.Context, claimed []store.
 		rows[i] = row{d.ID, d.Tries}
 	}
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.ID, b.ID) })
-	return q.execJSON(ctx, q.q.WebhookDeliveriesReleaseJSON, rows, micros(at))
+	return q.execJSON(ctx, q.q.OutboxReleaseJSON, rows, micros(at))
 }
 
 func (q *querier) WebhookDeliveryInsert(ctx context.Context, faucetID, endpointID int64, eventID string, at time.Time) (int64, error) {
@@ -287,4 +277,21 @@ func (q *querier) WebhookDeliveryInsert(ctx context.Context, faucetID, endpointI
 
 func (q *querier) WebhookDeliveriesResend(ctx context.Context, p *store.WebhookResendParams, at time.Time) (int64, error) {
 	return q.exec(ctx, q.q.WebhookDeliveriesResend, p.FaucetID, p.ID, p.EndpointID, micros(p.From), micros(p.To), micros(at))
+}
+
+// claim leases up to limit due rows of kind and returns their ids as the
+// JSON array the statements that load them take; "" when none is due.
+func (q *querier) claim(ctx context.Context, kind string, now, until time.Time, limit int) (string, error) {
+	var claimed []int64
+	err := q.list(ctx, q.q.OutboxClaim, []any{micros(now), micros(until), limit, kind}, func(r Rows) error {
+		var id int64
+		err := r.Scan(&id)
+		claimed = append(claimed, id)
+		return err
+	})
+	if err != nil || len(claimed) == 0 {
+		return "", err
+	}
+	body, err := json.Marshal(claimed)
+	return string(body), err
 }

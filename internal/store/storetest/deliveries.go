@@ -192,13 +192,13 @@ func testWebhookClaimAndRecord(t *testing.T, st store.Store) {
 	// A failed attempt, then a success.
 	at := t0.Add(10 * time.Second)
 	d.Attempts, d.Tries, d.LastStatus, d.LastError, d.NextAttemptAt = 1, 1, 500, "HTTP 500", at.Add(5*time.Second)
-	record := func(a store.WebhookAttempt, d *store.WebhookDelivery) {
+	record := func(a store.OutboxAttempt, d *store.WebhookDelivery) {
 		t.Helper()
 		transact(t, st, func(ctx context.Context, tx store.Tx) error {
-			return tx.WebhookAttemptsRecord(ctx, []store.WebhookAttemptRecord{{Attempt: a, Delivery: d}})
+			return tx.OutboxRecordAttempts(ctx, []store.OutboxRecord{{Attempt: a, Delivery: &d.Delivery}})
 		})
 	}
-	record(store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: at, Status: 500, Latency: 1500 * time.Microsecond, Error: "HTTP 500", Reply: "oops é"}, &d)
+	record(store.OutboxAttempt{DeliveryID: d.ID, N: 1, At: at, Status: 500, Latency: 1500 * time.Microsecond, Error: "HTTP 500", Reply: "oops é"}, &d)
 	if got := claim(at.Add(4*time.Second), time.Minute); len(got) != 0 {
 		t.Errorf("claim before the retry is due: %d, want none", len(got))
 	}
@@ -209,11 +209,11 @@ func testWebhookClaimAndRecord(t *testing.T, st store.Store) {
 	d = got[0]
 	done := at.Add(6 * time.Second)
 	d.State, d.Attempts, d.Tries, d.LastStatus, d.LastError, d.DoneAt = store.DeliveryDelivered, 2, 2, 204, "", done
-	record(store.WebhookAttempt{DeliveryID: d.ID, N: 2, At: done, Status: 204, Latency: time.Millisecond}, &d)
+	record(store.OutboxAttempt{DeliveryID: d.ID, N: 2, At: done, Status: 204, Latency: time.Millisecond}, &d)
 
-	attempts, err := st.WebhookAttemptList(ctx, d.ID)
+	attempts, err := st.OutboxAttemptList(ctx, d.ID)
 	if err != nil || len(attempts) != 2 {
-		t.Fatalf("WebhookAttemptList = %+v, %v; want 2", attempts, err)
+		t.Fatalf("OutboxAttemptList = %+v, %v; want 2", attempts, err)
 	}
 	if a := attempts[0]; a.N != 1 || !a.At.Equal(at) || a.Status != 500 || a.Latency != 1500*time.Microsecond || a.Error != "HTTP 500" || a.Reply != "oops é" {
 		t.Errorf("first attempt %+v", a)
@@ -311,19 +311,19 @@ func testWebhookStaleRecordDropped(t *testing.T, st store.Store) {
 	stale, fresh := d, d
 	fresh.State, fresh.Attempts, fresh.Tries, fresh.LastStatus, fresh.DoneAt = store.DeliveryDelivered, 1, 1, 200, t0.Add(2*time.Minute)
 	stale.Attempts, stale.Tries, stale.LastStatus, stale.LastError, stale.NextAttemptAt = 1, 1, 500, "HTTP 500", t0.Add(3*time.Minute)
-	for _, r := range []store.WebhookAttemptRecord{
-		{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: fresh.DoneAt, Status: 200}, Delivery: &fresh},
-		{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: t0.Add(3 * time.Minute), Status: 500, Error: "HTTP 500"}, Delivery: &stale},
+	for _, r := range []store.OutboxRecord{
+		{Attempt: store.OutboxAttempt{DeliveryID: d.ID, N: 1, At: fresh.DoneAt, Status: 200}, Delivery: &fresh.Delivery},
+		{Attempt: store.OutboxAttempt{DeliveryID: d.ID, N: 1, At: t0.Add(3 * time.Minute), Status: 500, Error: "HTTP 500"}, Delivery: &stale.Delivery},
 	} {
 		transact(t, st, func(ctx context.Context, tx store.Tx) error {
-			return tx.WebhookAttemptsRecord(ctx, []store.WebhookAttemptRecord{r})
+			return tx.OutboxRecordAttempts(ctx, []store.OutboxRecord{r})
 		})
 	}
 	got, err := st.WebhookDeliveryGet(ctx, h.f.ID, d.ID)
 	if err != nil || got.State != store.DeliveryDelivered || got.LastStatus != 200 {
 		t.Errorf("after a stale record: %+v, %v; want the first record's delivered state", got, err)
 	}
-	if a, err := st.WebhookAttemptList(ctx, d.ID); err != nil || len(a) != 1 || a[0].Status != 200 {
+	if a, err := st.OutboxAttemptList(ctx, d.ID); err != nil || len(a) != 1 || a[0].Status != 200 {
 		t.Errorf("attempts %+v, %v; want the one 200", a, err)
 	}
 }
@@ -341,13 +341,13 @@ func testWebhookResend(t *testing.T, st store.Store) {
 		t.Fatalf("deliveries: %v, %v", all, err)
 	}
 	slices.Reverse(all) // oldest first: r0, r1, r2, r3
-	var records []store.WebhookAttemptRecord
+	var records []store.OutboxRecord
 	for i := range all[:3] { // r0..r2 failed; r3 stays pending
 		d := &all[i]
 		d.State, d.Attempts, d.Tries, d.LastError, d.DoneAt = store.DeliveryFailed, 1, 1, "timeout", t0.Add(100*time.Hour)
-		records = append(records, store.WebhookAttemptRecord{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: d.DoneAt, Error: "timeout"}, Delivery: d})
+		records = append(records, store.OutboxRecord{Attempt: store.OutboxAttempt{DeliveryID: d.ID, N: 1, At: d.DoneAt, Error: "timeout"}, Delivery: &d.Delivery})
 	}
-	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.WebhookAttemptsRecord(ctx, records) })
+	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.OutboxRecordAttempts(ctx, records) })
 
 	resend := func(p store.WebhookResendParams) int64 {
 		t.Helper()
@@ -424,7 +424,7 @@ func testWebhookEndpointDeleteTakesDeliveries(t *testing.T, st store.Store) {
 		}
 		d := &claimed[0]
 		d.Attempts, d.Tries = 1, 1
-		return tx.WebhookAttemptsRecord(ctx, []store.WebhookAttemptRecord{{Attempt: store.WebhookAttempt{DeliveryID: d.ID, N: 1, At: t0}, Delivery: d}})
+		return tx.OutboxRecordAttempts(ctx, []store.OutboxRecord{{Attempt: store.OutboxAttempt{DeliveryID: d.ID, N: 1, At: t0}, Delivery: &d.Delivery}})
 	})
 	if err := try(st, func(ctx context.Context, tx store.Tx) error {
 		return tx.WebhookEndpointDelete(ctx, h.other.ID, h.sent.ID)
@@ -435,7 +435,7 @@ func testWebhookEndpointDeleteTakesDeliveries(t *testing.T, st store.Store) {
 	if _, err := st.WebhookDeliveryGet(ctx, h.f.ID, claimed[0].ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the deleted endpoint's delivery: %v, want ErrNotFound", err)
 	}
-	if a, err := st.WebhookAttemptList(ctx, claimed[0].ID); err != nil || len(a) != 0 {
+	if a, err := st.OutboxAttemptList(ctx, claimed[0].ID); err != nil || len(a) != 0 {
 		t.Errorf("its attempts: %v, %v; want none", a, err)
 	}
 	var id int64
