@@ -93,10 +93,10 @@ type App struct {
 	Webhooks  *webhook.Worker
 	// Merchant is the hosted checkout (issue 13, spec 4.4).
 	Merchant *merchant.Service
-	Prices    price.Source
-	Rate      ratelimit.Config
-	Log       *slog.Logger
-	Metrics   *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
+	Prices   price.Source
+	Rate     ratelimit.Config
+	Log      *slog.Logger
+	Metrics  *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
 	// Accounts is the accounts service of the web console; nil until
 	// OpenAccounts, and then Handler mounts the console's pages.
 	Accounts *account.Service

@@ -99,7 +99,9 @@ func (k *kind) Row(d *store.WebhookDelivery) *store.Delivery { return &d.Deliver
 
 func (k *kind) Success(status int) bool { return Success(status) }
 
-func (k *kind) Next(attempt int, now time.Time) (time.Time, bool) { return NextAttempt(attempt, now, k.rand) }
+func (k *kind) Next(attempt int, now time.Time) (time.Time, bool) {
+	return NextAttempt(attempt, now, k.rand)
+}
 
 // Send POSTs d's event to its endpoint, signed (D51).
 func (k *kind) Send(ctx context.Context, d *store.WebhookDelivery, now time.Time) (int, []byte, error) {

@@ -62,9 +62,9 @@ type queries struct {
 	WebhookEndpointDelete, WebhookEndpointDeleteAttempts                            stmt // webhook endpoints
 	WebhookEndpointDeleteDeliveries, WebhookEndpointsHealthy                        stmt // webhook endpoints
 	WebhookEndpointsFailing, WebhookDeliveryList, WebhookDeliveryGet                stmt // webhook deliveries
-	OutboxAttemptList, WebhookDeliveryCount, WebhookBacklog, OutboxClaim           stmt // webhook deliveries
-	WebhookDeliveryClaimed, OutboxAttemptsInsertJSON, OutboxRecordJSON  stmt // webhook deliveries
-	WebhookDeliveryInsert, WebhookDeliveriesResend, OutboxReleaseJSON    stmt // webhook deliveries
+	OutboxAttemptList, WebhookDeliveryCount, WebhookBacklog, OutboxClaim            stmt // webhook deliveries
+	WebhookDeliveryClaimed, OutboxAttemptsInsertJSON, OutboxRecordJSON              stmt // webhook deliveries
+	WebhookDeliveryInsert, WebhookDeliveriesResend, OutboxReleaseJSON               stmt // webhook deliveries
 	CheckoutCreate, CheckoutGet, CheckoutList, CheckoutSetQuote, CheckoutPay        stmt // merchant checkouts
 	CheckoutCancel, CheckoutVerify, CallbackInsert, CallbackAcknowledge             stmt // merchant checkouts
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
