@@ -91,12 +91,14 @@ type App struct {
 	// (D50-D54), for the console; Webhooks delivers them.
 	Endpoints *webhook.Endpoints
 	Webhooks  *webhook.Worker
-	// Merchant is the hosted checkout (issue 13, spec 4.4).
-	Merchant *merchant.Service
-	Prices   price.Source
-	Rate     ratelimit.Config
-	Log      *slog.Logger
-	Metrics  *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
+	// Merchant is the hosted checkout (issue 13, spec 4.4); Callbacks
+	// delivers its callbacks (D55).
+	Merchant  *merchant.Service
+	Callbacks *merchant.CallbackWorker
+	Prices    price.Source
+	Rate      ratelimit.Config
+	Log       *slog.Logger
+	Metrics   *metrics.Registry // this app's own (served at /metrics or by MetricsHandler)
 	// Accounts is the accounts service of the web console; nil until
 	// OpenAccounts, and then Handler mounts the console's pages.
 	Accounts *account.Service
@@ -175,6 +177,9 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		HTTP: opts.Webhooks, Now: opts.Now}); err != nil {
 		return nil, err
 	}
+	a.Callbacks = merchant.NewCallbackWorker(merchant.CallbackWorkerConfig{Store: st, Service: a.Merchant,
+		Client: safehttp.NewClient(a.Merchant.ClientOptions()), Now: opts.Now, Log: opts.Log, Lease: opts.WebhookLease})
+	reg.Outbox("callbacks", a.Callbacks.Backlog, opts.Now)
 	a.Payouts = payout.NewService(payout.Deps{
 		Store: st, Faucets: a.Faucets, Users: a.Users, Coins: a.Coins, Ledger: a.Ledger,
 		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices,
@@ -211,14 +216,15 @@ func (a *App) OpenAccounts(ctx context.Context, baseURL string, limiters Account
 }
 
 // Run runs the application's background work until ctx is done: the
-// delivery of owners' emails (D43) and of webhooks (D50), and the pruning
-// of idempotency keys past their retention (D35), hourly. Every node may
-// run it.
+// delivery of owners' emails (D43), of webhooks and merchant callbacks
+// (D50), and the pruning of idempotency keys past their retention (D35),
+// hourly. Every node may run it.
 func (a *App) Run(ctx context.Context) {
 	var notifying sync.WaitGroup
 	defer notifying.Wait() // Run returns once every worker has
 	notifying.Go(func() { a.Notify.Run(ctx) })
 	notifying.Go(func() { a.Webhooks.Run(ctx) })
+	notifying.Go(func() { a.Callbacks.Run(ctx) })
 	tick := time.NewTicker(time.Hour)
 	defer tick.Stop()
 	for {

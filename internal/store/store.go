@@ -215,10 +215,14 @@ type Reader interface {
 	// WebhookBacklog is the outbox as metrics show it: how many deliveries
 	// wait (state pending) and when the oldest of them was created.
 	WebhookBacklog(ctx context.Context) (pending int64, oldest time.Time, err error)
+	// OutboxBacklog is WebhookBacklog for the outbox's rows of any kind.
+	OutboxBacklog(ctx context.Context, kind string) (pending int64, oldest time.Time, err error)
 
 	// Merchant checkouts (issue 13, spec 4.4).
 	// CheckoutGet is the checkout of that public id; ErrNotFound if none.
 	CheckoutGet(ctx context.Context, publicID string) (*Checkout, error)
+	// CallbackGet is the checkout's callback; ErrNotFound if it has none.
+	CallbackGet(ctx context.Context, checkoutID int64) (*Delivery, error)
 	// CheckoutList is a page of checkouts, newest first: those paid to the
 	// merchant p.MerchantID, or those paid by p.PayerID, older than the
 	// checkout p.BeforeID (0: from the newest).
@@ -440,6 +444,12 @@ type Tx interface {
 	// CallbackInsert adds the checkout's callback to the outbox (D50,
 	// D55): kind callback, due at at.
 	CallbackInsert(ctx context.Context, checkoutID int64, at time.Time) (int64, error)
+	// CallbackClaim leases up to limit due callbacks, as
+	// WebhookDeliveryClaim does webhooks, each with its checkout.
+	CallbackClaim(ctx context.Context, now, until time.Time, limit int) ([]CallbackDelivery, error)
+	// CallbackResend starts the schedule of the checkout's callback again,
+	// due at at, unless it is pending; false when it was.
+	CallbackResend(ctx context.Context, checkoutID int64, at time.Time) (bool, error)
 	// CallbackAcknowledge ends the checkout's pending callback as
 	// delivered at at: the merchant verified the token, which stops the
 	// attempts (D55).

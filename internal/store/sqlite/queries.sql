@@ -115,3 +115,11 @@ UPDATE outbox SET next_attempt_at = $2
 FROM json_each($1) AS r
 WHERE outbox.id = r.value ->> 'id' AND outbox.tries = r.value ->> 'tries'
   AND outbox.state = 'pending';
+
+-- name: CallbackClaimed
+SELECT {{OutboxColumns}}, checkout_id FROM outbox
+WHERE id IN (SELECT value FROM json_each($1)) ORDER BY next_attempt_at, id;
+
+-- name: CheckoutsOfCallbacks
+SELECT {{CheckoutColumns}} FROM merchant_checkouts
+WHERE id IN (SELECT checkout_id FROM outbox WHERE id IN (SELECT value FROM json_each($1)));

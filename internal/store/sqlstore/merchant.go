@@ -7,6 +7,61 @@ import (
 	"github.com/dripfaucet/drip/internal/store"
 )
 
+// scanDelivery reads one row of OutboxColumns, then more.
+func scanDelivery(scan func(dest ...any) error, more ...any) (*store.Delivery, error) {
+	var d store.Delivery
+	var next, created int64
+	var done *int64
+	if err := scan(append([]any{&d.ID, &d.Kind, &d.State, &d.Attempts, &d.Tries, &next, &d.LastStatus, &d.LastError,
+		&created, &done}, more...)...); err != nil {
+		return nil, err
+	}
+	d.NextAttemptAt, d.CreatedAt = fromMicros(next), fromMicros(created)
+	if done != nil {
+		d.DoneAt = fromMicros(*done)
+	}
+	return &d, nil
+}
+
+func (q *querier) CallbackGet(ctx context.Context, checkoutID int64) (*store.Delivery, error) {
+	return scanDelivery(func(dest ...any) error {
+		return q.scanRow(ctx, q.q.CallbackGet, []any{checkoutID}, dest...)
+	})
+}
+
+func (q *querier) CallbackClaim(ctx context.Context, now, until time.Time, limit int) ([]store.CallbackDelivery, error) {
+	body, err := q.claim(ctx, store.DeliveryCallback, now, until, limit)
+	if err != nil || body == "" {
+		return nil, err
+	}
+	checkouts := map[int64]store.Checkout{}
+	err = q.list(ctx, q.q.CheckoutsOfCallbacks, []any{body}, func(r Rows) error {
+		c, err := scanCheckout(r.Scan)
+		if err == nil {
+			checkouts[c.ID] = *c
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []store.CallbackDelivery
+	err = q.list(ctx, q.q.CallbackClaimed, []any{body}, func(r Rows) error {
+		var checkoutID int64
+		d, err := scanDelivery(r.Scan, &checkoutID)
+		if err == nil {
+			out = append(out, store.CallbackDelivery{Delivery: *d, Checkout: checkouts[checkoutID]})
+		}
+		return err
+	})
+	return out, err
+}
+
+func (q *querier) CallbackResend(ctx context.Context, checkoutID int64, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, q.q.CallbackResend, checkoutID, micros(at))
+	return n == 1, err
+}
+
 // Merchant checkouts (issue 13, spec 4.4, D55-D57).
 
 // scanCheckout reads one row of CheckoutColumns.

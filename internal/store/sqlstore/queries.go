@@ -62,11 +62,12 @@ type queries struct {
 	WebhookEndpointDelete, WebhookEndpointDeleteAttempts                            stmt // webhook endpoints
 	WebhookEndpointDeleteDeliveries, WebhookEndpointsHealthy                        stmt // webhook endpoints
 	WebhookEndpointsFailing, WebhookDeliveryList, WebhookDeliveryGet                stmt // webhook deliveries
-	OutboxAttemptList, WebhookDeliveryCount, WebhookBacklog, OutboxClaim            stmt // webhook deliveries
+	OutboxAttemptList, WebhookDeliveryCount, OutboxBacklog, OutboxClaim             stmt // webhook deliveries
 	WebhookDeliveryClaimed, OutboxAttemptsInsertJSON, OutboxRecordJSON              stmt // webhook deliveries
 	WebhookDeliveryInsert, WebhookDeliveriesResend, OutboxReleaseJSON               stmt // webhook deliveries
 	CheckoutCreate, CheckoutGet, CheckoutList, CheckoutSetQuote, CheckoutPay        stmt // merchant checkouts
 	CheckoutCancel, CheckoutVerify, CallbackInsert, CallbackAcknowledge             stmt // merchant checkouts
+	CallbackGet, CallbackClaimed, CheckoutsOfCallbacks, CallbackResend              stmt // merchant callbacks
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.

@@ -664,8 +664,8 @@ SELECT delivery_id, n, at, status, latency_us, error, reply FROM outbox_attempts
 -- name: WebhookDeliveryCount
 SELECT state, COUNT(*) FROM outbox WHERE kind = 'webhook' AND ($1 = 0 OR endpoint_id = $1) GROUP BY state;
 
--- name: WebhookBacklog
-SELECT COUNT(*), MIN(created_at) FROM outbox WHERE kind = 'webhook' AND state = 'pending';
+-- name: OutboxBacklog
+SELECT COUNT(*), MIN(created_at) FROM outbox WHERE kind = $1 AND state = 'pending';
 
 -- name: OutboxClaim
 -- Leases due rows: the oldest due first, skipping rows another node's
@@ -770,3 +770,22 @@ INSERT INTO outbox (kind, checkout_id, next_attempt_at, created_at) VALUES ('cal
 -- The merchant verified the token: the callback has done its work (D55).
 UPDATE outbox SET state = 'delivered', done_at = $2, last_error = 'acknowledged by the verification of its token'
 WHERE kind = 'callback' AND checkout_id = $1 AND state = 'pending';
+
+-- name: OutboxColumns
+id, kind, state, attempts, tries, next_attempt_at, last_status, last_error, created_at, done_at
+
+-- name: CallbackGet
+SELECT {{OutboxColumns}} FROM outbox WHERE kind = 'callback' AND checkout_id = $1;
+
+-- name: CallbackClaimed
+-- The claimed callbacks ($1, a JSON array of ids) and their checkouts.
+SELECT {{OutboxColumns}}, checkout_id FROM outbox
+WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value)) ORDER BY next_attempt_at, id;
+
+-- name: CheckoutsOfCallbacks
+SELECT {{CheckoutColumns}} FROM merchant_checkouts
+WHERE id IN (SELECT checkout_id FROM outbox WHERE id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb) AS t(value)));
+
+-- name: CallbackResend
+UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = $2, last_error = '', done_at = NULL
+WHERE kind = 'callback' AND checkout_id = $1 AND state <> 'pending';

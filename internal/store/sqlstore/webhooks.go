@@ -179,9 +179,13 @@ func (q *querier) WebhookDeliveryCount(ctx context.Context, endpointID int64) (m
 }
 
 func (q *querier) WebhookBacklog(ctx context.Context) (int64, time.Time, error) {
+	return q.OutboxBacklog(ctx, store.DeliveryWebhook)
+}
+
+func (q *querier) OutboxBacklog(ctx context.Context, kind string) (int64, time.Time, error) {
 	var pending int64
 	var oldest *int64
-	if err := q.scanRow(ctx, q.q.WebhookBacklog, nil, &pending, &oldest); err != nil || oldest == nil {
+	if err := q.scanRow(ctx, q.q.OutboxBacklog, []any{kind}, &pending, &oldest); err != nil || oldest == nil {
 		return pending, time.Time{}, err
 	}
 	return pending, fromMicros(*oldest), nil
