@@ -101,6 +101,11 @@ func (c *conn) post(ctx context.Context, path, contentType string, body []byte, 
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
 	}
+	return c.do(req)
+}
+
+// do sends req, asking for JSON as the client, and reads its whole reply.
+func (c *conn) do(req *http.Request) (*exchange, error) {
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.hc.Do(req)
