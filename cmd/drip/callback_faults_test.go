@@ -26,9 +26,9 @@
 // were verified.
 //
 // TestCallbackVerifiedInFlight is a merchant's handler that verifies the
-// token while its callback is in flight, then answers 500. It fails on a
-// known bug, so it is skipped unless DRIP_KNOWN_BUGS=1: drop the skip
-// with the fix.
+// token while its callback is in flight, then answers 500: the callback
+// stays acknowledged (the record of that attempt found it no longer
+// pending), and is not tried again.
 package main
 
 import (
@@ -810,9 +810,6 @@ func TestCallbackVerifiedInFlight(t *testing.T) {
 	}{{"sqlite", sqliteDB}, {"postgres", postgresDB}} {
 		t.Run(engine.name, func(t *testing.T) {
 			t.Parallel()
-			if os.Getenv("DRIP_KNOWN_BUGS") == "" {
-				t.Skip("known bug (issue 13): the record of an attempt made while the token was verified puts the acknowledged callback back on its schedule; DRIP_KNOWN_BUGS=1 runs this test, which should pass once that is fixed")
-			}
 			if engine.name == "postgres" && os.Getenv(storetest.PostgresEnv) == "" {
 				t.Skipf("%s is not set: skipping the PostgreSQL run", storetest.PostgresEnv)
 			}

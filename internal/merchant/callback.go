@@ -112,11 +112,12 @@ func (k *callbackKind) Send(ctx context.Context, d *store.CallbackDelivery, _ ti
 		return 0, nil, fmt.Errorf("%w: callback %d has no paid checkout with a callback URL", outbox.ErrCannot, d.ID)
 	}
 	form, err := k.svc.CallbackForm(ctx, c)
-	if errors.Is(err, store.ErrNotFound) || err != nil && !isOutage(err) {
+	switch {
+	case err != nil && isOutage(err):
+		// The merchant reads this: no word of the database's whereabouts.
+		return 0, nil, errors.New("drip's database did not answer in time; the callback will be tried again")
+	case err != nil:
 		return 0, nil, fmt.Errorf("%w: %w", outbox.ErrCannot, err)
-	}
-	if err != nil {
-		return 0, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.CallbackURL, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -133,9 +134,11 @@ func (k *callbackKind) Send(ctx context.Context, d *store.CallbackDelivery, _ ti
 }
 
 // isOutage reports whether err is the database failing, which a later
-// attempt may not meet, rather than something wrong with the callback.
+// attempt may not meet, rather than something wrong with the callback
+// (a sealed token that does not open, a user gone).
 func isOutage(err error) bool {
-	return errors.Is(err, store.ErrUnavailable) || drip.ErrorCode(err).Fault()
+	code := drip.ErrorCode(err)
+	return errors.Is(err, store.ErrUnavailable) || code == drip.CodeUnavailable || code == drip.CodeOutcomeUnknown
 }
 
 // Callback is the paid checkout publicID of merchantID, its callback and

@@ -108,7 +108,7 @@ UPDATE outbox SET state = r.value ->> 'state', attempts = r.value ->> 'attempts'
   next_attempt_at = r.value ->> 'next_attempt_at', last_status = r.value ->> 'last_status',
   last_error = r.value ->> 'last_error', done_at = r.value ->> 'done_at'
 FROM json_each($1) AS r
-WHERE outbox.id = r.value ->> 'id' AND outbox.tries = (r.value ->> 'tries') - 1;
+WHERE outbox.id = r.value ->> 'id' AND outbox.tries = (r.value ->> 'tries') - 1 AND outbox.state = 'pending';
 
 -- name: OutboxReleaseJSON
 UPDATE outbox SET next_attempt_at = $2
