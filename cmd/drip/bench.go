@@ -30,6 +30,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Int64Var(&cfg.DryPayouts, "dry-payouts", 0, "payouts a run-dry faucet is funded for (default 5000; --short 30)")
 	fs.BoolVar(&cfg.Growth, "growth", false, "also run the growth run: hot sends and /payouts reads with payouts already stored")
 	growthSizes := fs.String("growth-sizes", "", "payouts stored before each growth step (default 0,1M,10M; --short 0,2000)")
+	webhookBacklog := fs.String("webhook-backlog", "", "deliveries in the webhooks scenario's backlog (default 100k; --short 2000)")
 	batchMax := fs.String("batch-max", "", "passed to drip serve as --batch-max when given")
 	batchWait := fs.String("batch-wait", "", "passed to drip serve as --batch-wait when given")
 	serverProfile := fs.String("server-cpu-profile", "", "passed to drip serve as --cpu-profile: the server's CPU profile over the whole bench")
@@ -63,6 +64,14 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if cfg.GrowthSizes, err = parseCounts[int64]("growth-sizes", *growthSizes); err != nil {
 		return err
+	}
+	switch backlog, err := parseCounts[int]("webhook-backlog", *webhookBacklog); {
+	case err != nil:
+		return err
+	case len(backlog) > 1 || len(backlog) == 1 && backlog[0] < 1:
+		return usagef("--webhook-backlog: one positive count")
+	case len(backlog) == 1:
+		cfg.WebhookBacklog = backlog[0]
 	}
 	if *batchMax != "" {
 		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-max", *batchMax)

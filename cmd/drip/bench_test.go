@@ -16,10 +16,15 @@ import (
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
+// issue5Scenarios are the scenarios TestBenchShort runs: every one but
+// webhooks, which TestBenchShortWebhooks runs.
+var issue5Scenarios = []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed"}
+
 // TestBenchShort runs drip bench --short, the CI mode, end to end: the real
-// binary starts a real drip serve, drives every scenario, and checks its
-// gates. The figures are only checked for sanity (no timings are asserted):
-// every run measured something, and every reply is counted under a status.
+// binary starts a real drip serve, drives the scenarios of issue 5, and
+// checks its gates. The figures are only checked for sanity (no timings
+// are asserted): every run measured something, and every reply is counted
+// under a status.
 func TestBenchShort(t *testing.T) {
 	t.Parallel()
 	engines := map[string][]string{"sqlite": nil}
@@ -36,7 +41,8 @@ func TestBenchShort(t *testing.T) {
 			// PostgreSQL run measured no reply at all in 250 ms (every
 			// request of the window outlasted it), which says nothing
 			// about drip.
-			cmd := exec.Command(dripBin, append([]string{"bench", "--short", "--duration", "1s", "--json"}, dbArgs...)...)
+			args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", strings.Join(issue5Scenarios, ",")}
+			cmd := exec.Command(dripBin, append(args, dbArgs...)...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -70,7 +76,7 @@ func checkShortReport(t *testing.T, engine string, rep *bench.Report) {
 		got = append(got, fmt.Sprintf("%s %s %d%%", run.Scenario, run.Mode, run.RatePercent))
 	}
 	var want []string
-	for _, sc := range []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed"} {
+	for _, sc := range issue5Scenarios {
 		want = append(want, sc+" closed 0%", sc+" closed 0%", sc+" open 50%")
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -145,6 +151,106 @@ func checkShortReport(t *testing.T, engine string, rep *bench.Report) {
 	}
 }
 
+// TestBenchShortWebhooks runs the webhooks scenario briefly, end to end:
+// a real drip serve delivers its payouts' payout.sent to the bench's
+// receiver, which verifies every delivery, then drains a small backlog.
+// Only its gates and counts are checked, never a timing: every payout of
+// every run with the endpoint delivered (and verified), none of the
+// faucet without one, the backlog all delivered and the outbox empty.
+func TestBenchShortWebhooks(t *testing.T) {
+	t.Parallel()
+	engines := map[string][]string{"sqlite": nil}
+	if u := os.Getenv(storetest.PostgresEnv); u != "" {
+		engines["postgres"] = []string{"--database-url", u}
+	}
+	for engine, dbArgs := range engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"bench", "--short", "--scenarios", "webhooks", "--concurrency", "8", "--duration", "1s", "--webhook-backlog", "500", "--json"}
+			cmd := exec.Command(dripBin, append(args, dbArgs...)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("drip bench --scenarios webhooks: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			var rep bench.Report
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("output is not a report: %v\n%s", err, stdout.String())
+			}
+			checkWebhooksReport(t, engine, &rep)
+		})
+	}
+}
+
+func checkWebhooksReport(t *testing.T, engine string, rep *bench.Report) {
+	t.Helper()
+	if rep.Engine != engine || !rep.OK {
+		t.Errorf("engine %q ok %v; want %q and ok", rep.Engine, rep.OK, engine)
+	}
+	var got []string
+	for _, run := range rep.Runs {
+		got = append(got, fmt.Sprintf("%s %s %s %d %d%%", run.Scenario, run.Variant, run.Mode, run.Concurrency, run.RatePercent))
+	}
+	want := []string{"webhooks off closed 8 0%", "webhooks on closed 8 0%", "webhooks on open 16 50%"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("runs (-want +got):\n%s", diff)
+	}
+	runGates := []string{"every reply has an expected status", "paid sends = new payout rows", "drip admin reconcile",
+		"server logged no error", "deliveries only of the endpoint's faucet's payout.sent"}
+	for _, run := range rep.Runs {
+		name := fmt.Sprintf("webhooks %s %s", run.Variant, run.Mode)
+		want := runGates
+		if run.Variant == "on" {
+			want = append(slices.Clone(runGates), "every payout delivered at least once", "every delivery verified (both signatures)")
+			h := run.Webhooks
+			switch {
+			case h == nil:
+				t.Errorf("%s: no webhook figures", name)
+			case h.Paid < run.Payouts || run.Payouts == 0 || h.Delivered != h.Paid || h.Lag.N != int(run.Payouts):
+				t.Errorf("%s: %d payouts measured; %d paid in all, %d delivered, lag over %d; want every one delivered and its lag measured",
+					name, run.Payouts, h.Paid, h.Delivered, h.Lag.N)
+			}
+		} else if run.Webhooks != nil {
+			t.Errorf("%s: webhook figures %+v for the faucet without an endpoint", name, run.Webhooks)
+		}
+		checkGates(t, name, run.Gates, want)
+	}
+	d := rep.Drain
+	if d == nil {
+		t.Fatal("no webhook drain in the report")
+	}
+	if d.Backlog != 500 || d.Delivered != 500 {
+		t.Errorf("drain: backlog %d, %d delivered; want 500 and 500", d.Backlog, d.Delivered)
+	}
+	checkGates(t, "drain", d.Gates, []string{"drip serve stopped cleanly on SIGTERM", "the outbox holds one pending delivery a payout",
+		"every payout delivered at least once", "every delivery verified (both signatures)", "deliveries only of the endpoint's faucet's payout.sent",
+		"the outbox is empty once drained", "server logged no error", "drip admin reconcile"})
+	var final []string
+	for _, g := range rep.Gates {
+		final = append(final, g.Name+": "+g.Status)
+	}
+	if diff := cmp.Diff([]string{"drip serve stopped cleanly on SIGTERM: pass", "drip admin reconcile: pass"}, final); diff != "" {
+		t.Errorf("final gates (-want +got):\n%s", diff)
+	}
+}
+
+// checkGates wants every gate named in want among gs, and none failed.
+func checkGates(t *testing.T, name string, gs []bench.Gate, want []string) {
+	t.Helper()
+	var names []string
+	for _, g := range gs {
+		names = append(names, g.Name)
+		if g.Status != "pass" {
+			t.Errorf("%s: gate %q %s: %s", name, g.Name, g.Status, g.Detail)
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(names, w) {
+			t.Errorf("%s: no gate %q among %q", name, w, names)
+		}
+	}
+}
+
 func TestBenchRefusesBadFlags(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -155,6 +261,7 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		{"unknown scenario", []string{"--scenarios", "hot,cold"}, `no scenario "cold"`},
 		{"bad concurrency", []string{"--concurrency", "1,x"}, `--concurrency: "x"`},
 		{"negative growth size", []string{"--growth-sizes", "0,-5"}, `--growth-sizes: "-5"`},
+		{"empty webhook backlog", []string{"--webhook-backlog", "0"}, "--webhook-backlog: one positive count"},
 		{"not postgres", []string{"--database-url", "mysql://x"}, "postgres://"},
 	}
 	for _, c := range cases {

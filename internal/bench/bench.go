@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/app"
+	"github.com/dripfaucet/drip/internal/safehttp"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
@@ -45,6 +46,9 @@ type Config struct {
 	DryPayouts    int64         // payouts a run-dry faucet is funded for
 	Growth        bool          // run the growth run
 	GrowthSizes   []int64       // payouts stored before each growth step
+	// WebhookBacklog is how many deliveries the webhooks scenario's
+	// backlog holds.
+	WebhookBacklog int
 	// ServeArgs are passed to drip serve as given (e.g. --batch-max 64).
 	ServeArgs []string
 	// Short is the CI mode: small figures, a few seconds in all.
@@ -60,13 +64,14 @@ func Defaults(short bool) Config {
 		return Config{
 			Concurrency: []int{1, 8}, RatePercents: []int{50},
 			Warmup: 50 * time.Millisecond, Duration: 250 * time.Millisecond,
-			Recipients: 100, SpreadFaucets: 10, DryPayouts: 30, GrowthSizes: []int64{0, 2000},
+			Recipients: 100, SpreadFaucets: 10, DryPayouts: 30, GrowthSizes: []int64{0, 2000}, WebhookBacklog: 2000,
 		}
 	}
 	return Config{
 		Concurrency: []int{1, 16, 64}, RatePercents: []int{50, 80},
 		Warmup: 2 * time.Second, Duration: 10 * time.Second,
 		Recipients: 10000, SpreadFaucets: 100, DryPayouts: 5000, GrowthSizes: []int64{0, 1_000_000, 10_000_000},
+		WebhookBacklog: 100_000,
 	}
 }
 
@@ -98,6 +103,9 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.GrowthSizes) == 0 {
 		c.GrowthSizes = d.GrowthSizes
+	}
+	if c.WebhookBacklog == 0 {
+		c.WebhookBacklog = d.WebhookBacklog
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
@@ -133,22 +141,24 @@ func (c Config) validate() error {
 	if c.Warmup < 0 || c.Duration <= 0 {
 		errs = append(errs, errors.New("warm-up must not be negative and duration must be positive"))
 	}
-	if c.Recipients < 1 || c.SpreadFaucets < 1 || c.DryPayouts < 1 {
-		errs = append(errs, errors.New("recipients, spread faucets and dry payouts must be positive"))
+	if c.Recipients < 1 || c.SpreadFaucets < 1 || c.DryPayouts < 1 || c.WebhookBacklog < 1 {
+		errs = append(errs, errors.New("recipients, spread faucets, dry payouts and the webhook backlog must be positive"))
 	}
 	return errors.Join(errs...)
 }
 
 // bench is one invocation under way.
 type bench struct {
-	cfg     Config
-	db      *database
-	app     *app.App
-	srv     *server
-	client  *client
-	fix     *fixtures
-	report  *Report
-	ceiling map[int]float64 // replies/s of the no-op ceiling by concurrency
+	cfg    Config
+	db     *database
+	app    *app.App
+	srv    *server
+	client *client
+	fix    *fixtures
+	report *Report
+	// serveFlags are what the scenarios need of drip serve.
+	serveFlags []string
+	ceiling    map[int]float64 // replies/s of the no-op ceiling by concurrency
 	// recipientBalances caches the recipients' balances after the last run,
 	// the "before" of the next one; nil when unknown.
 	recipientBalances []int64
@@ -171,14 +181,29 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return nil, err
 	}
 	defer st.Close()
-	if b.app, err = app.New(ctx, st, app.Options{}); err != nil {
+	// The bench's own app serves nothing: it sets up, checks, and saves
+	// webhook endpoints whose receiver is the bench's, on loopback.
+	if b.app, err = app.New(ctx, st, app.Options{Webhooks: safehttp.Options{AllowInsecure: true}}); err != nil {
 		return nil, err
 	}
 	b.report = newReport(cfg, st.Engine())
 	var scenarios []*scenario
 	for _, name := range cfg.Scenarios {
-		scenarios = append(scenarios, newScenario(name))
+		sc := newScenario(name)
+		scenarios = append(scenarios, sc)
+		for _, f := range sc.serveArgs {
+			if !slices.Contains(b.serveFlags, f) {
+				b.serveFlags = append(b.serveFlags, f)
+			}
+		}
 	}
+	defer func() {
+		for _, sc := range scenarios {
+			if sc.close != nil {
+				sc.close()
+			}
+		}
+	}()
 
 	b.logf("setting up: %d recipients, faucets for %s", cfg.Recipients, strings.Join(cfg.Scenarios, ", "))
 	start := time.Now()
@@ -207,7 +232,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		}
 	}()
 	b.client = newClient(b.srv.base, b.maxInFlight())
-	defer b.client.close()
+	defer func() { b.client.close() }() // the webhooks scenario starts a new server, and client
 
 	if err := b.runCeiling(ctx); err != nil {
 		return nil, err
@@ -244,6 +269,7 @@ func (b *bench) serveArgs() []string {
 		// client is this one IP, whose own limit (D29) is off.
 		"--rate-per-minute", "1000000000", "--rate-burst", "1000000000", "--ip-rate-per-minute", "0"}
 	args = append(args, b.db.args...)
+	args = append(args, b.serveFlags...)
 	return append(args, b.cfg.ServeArgs...)
 }
 

@@ -162,6 +162,7 @@ type sample struct {
 	payoutID int64
 	replayed bool
 	latency  time.Duration
+	done     time.Time // when the reply was read
 }
 
 // outcome is what a driver saw in one run.
@@ -265,7 +266,7 @@ func (rec *recorder) send(ctx context.Context, c *client, r request, s sample, f
 	rep := c.do(ctx, r)
 	done := time.Now()
 	s.status, s.payoutID, s.replayed = rep.status, rep.payoutID, rep.replayed
-	s.latency = done.Sub(from)
+	s.latency, s.done = done.Sub(from), done
 	if !s.warm {
 		rec.lastDone = done
 	}

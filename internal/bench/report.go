@@ -22,6 +22,8 @@ type Report struct {
 	Ceiling []*Result `json:"ceiling"`
 	Runs    []*Result `json:"runs"`
 	Growth  []*Result `json:"growth,omitempty"`
+	// Drain is the webhooks scenario's backlog (issue 12).
+	Drain *Drain `json:"webhook_drain,omitempty"`
 	// Gates are the checks of the bench as a whole, after the last run.
 	Gates []Gate `json:"gates"`
 	// OK is true when no gate of any run failed.
@@ -39,20 +41,24 @@ type Machine struct {
 
 // Settings are the figures the bench ran with.
 type Settings struct {
-	WarmupS       float64  `json:"warmup_s"`
-	DurationS     float64  `json:"duration_s"`
-	Concurrency   []int    `json:"concurrency"`
-	RatePercents  []int    `json:"rate_percents"`
-	Recipients    int      `json:"recipients"`
-	SpreadFaucets int      `json:"spread_faucets"`
-	DryPayouts    int64    `json:"dry_payouts"`
-	ServeArgs     []string `json:"serve_args"`
-	Short         bool     `json:"short"`
+	WarmupS        float64  `json:"warmup_s"`
+	DurationS      float64  `json:"duration_s"`
+	Concurrency    []int    `json:"concurrency"`
+	RatePercents   []int    `json:"rate_percents"`
+	Recipients     int      `json:"recipients"`
+	SpreadFaucets  int      `json:"spread_faucets"`
+	DryPayouts     int64    `json:"dry_payouts"`
+	WebhookBacklog int      `json:"webhook_backlog"`
+	ServeArgs      []string `json:"serve_args"`
+	Short          bool     `json:"short"`
 }
 
 // Result is one measured run.
 type Result struct {
 	Scenario string `json:"scenario"`
+	// Variant is a part of the scenario: webhooks "off" (no endpoint) or
+	// "on" (an endpoint taking payout.sent).
+	Variant string `json:"variant,omitempty"`
 	// Mode is "closed" (each worker waits for its reply) or "open" (a fixed
 	// arrival rate, latency counted from each request's scheduled time).
 	Mode        string  `json:"mode"`
@@ -85,6 +91,10 @@ type Result struct {
 	CPUSeconds      float64 `json:"cpu_s"`
 	CPUPer1kPayouts float64 `json:"cpu_s_per_1k_payouts"`
 
+	// Webhooks is, for a webhooks run with the endpoint, what the
+	// receiver got.
+	Webhooks *WebhookRun `json:"webhooks,omitempty"`
+
 	Gates []Gate `json:"gates"`
 }
 
@@ -104,7 +114,7 @@ func newReport(cfg Config, engine string) *Report {
 		Settings: Settings{
 			WarmupS: cfg.Warmup.Seconds(), DurationS: cfg.Duration.Seconds(),
 			Concurrency: cfg.Concurrency, RatePercents: cfg.RatePercents,
-			Recipients: cfg.Recipients, SpreadFaucets: cfg.SpreadFaucets, DryPayouts: cfg.DryPayouts,
+			Recipients: cfg.Recipients, SpreadFaucets: cfg.SpreadFaucets, DryPayouts: cfg.DryPayouts, WebhookBacklog: cfg.WebhookBacklog,
 			ServeArgs: append([]string{}, cfg.ServeArgs...), Short: cfg.Short,
 		},
 	}
@@ -126,6 +136,9 @@ func (r *Report) allGates() []Gate {
 	gs := slices.Clone(r.Gates)
 	for _, run := range r.all() {
 		gs = append(gs, run.Gates...)
+	}
+	if r.Drain != nil {
+		gs = append(gs, r.Drain.Gates...)
 	}
 	return gs
 }
@@ -158,7 +171,7 @@ func machine() Machine {
 // summarize computes a run's figures from its measured samples.
 func summarize(o *outcome, spec runSpec) *Result {
 	run := &Result{
-		Scenario: spec.scenario, Mode: spec.mode, Concurrency: spec.concurrency,
+		Scenario: spec.scenario, Variant: spec.variant, Mode: spec.mode, Concurrency: spec.concurrency,
 		RatePercent: spec.ratePercent, TargetRate: math.Round(spec.rate),
 		Statuses: map[string]int64{}, ByOp: map[string]Latency{}, Dropped: o.dropped,
 	}
@@ -253,6 +266,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				run.label(), run.loop(), run.Concurrency, 100*float64(run.Replayed)/float64(run.Replies), run.Replayed, run.Replies, run.Overlapping)
 		}
 	}
+	r.writeWebhooks(w)
 	fmt.Fprintf(w, "\nceiling: replies/s over the no-op endpoint's at the same concurrency (open loops: at the largest)."+
 		"\npayouts/s: new payouts, not v2 replays. CPU/1k: server CPU seconds per 1,000 payouts."+
 		"\nOpen loops: latency from each request's scheduled time.\n")
@@ -266,6 +280,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, g := range run.Gates {
 			if g.Status == "fail" {
 				fmt.Fprintf(w, "FAILED %s %s c=%d: %s: %s\n", run.label(), run.loop(), run.Concurrency, g.Name, g.Detail)
+			}
+		}
+	}
+	if r.Drain != nil {
+		for _, g := range r.Drain.Gates {
+			if g.Status == "fail" {
+				fmt.Fprintf(w, "FAILED webhooks drain: %s: %s\n", g.Name, g.Detail)
 			}
 		}
 	}
@@ -283,10 +304,41 @@ func (r *Report) WriteTable(w io.Writer) error {
 }
 
 func (run *Result) label() string {
-	if run.Stored != nil {
+	switch {
+	case run.Stored != nil:
 		return fmt.Sprintf("growth %s %s", humanCount(*run.Stored), run.Scenario)
+	case run.Variant != "":
+		return run.Scenario + " " + run.Variant
 	}
 	return run.Scenario
+}
+
+// writeWebhooks writes what the webhooks scenario's receiver got: for
+// each run with the endpoint, its throughput over the run without one,
+// its deliveries and their lag; then the backlog's drain.
+func (r *Report) writeWebhooks(w io.Writer) {
+	var headed bool
+	for _, run := range r.Runs {
+		h := run.Webhooks
+		if h == nil {
+			continue
+		}
+		if !headed {
+			fmt.Fprintf(w, "\nwebhooks: lag from a send's reply at the bench to its payout.sent at the bench's receiver (measured payouts)\n")
+			headed = true
+		}
+		ratio := ""
+		if h.WithoutRatio > 0 {
+			ratio = fmt.Sprintf("%.3f× the payouts/s without endpoint; ", h.WithoutRatio)
+		}
+		fmt.Fprintf(w, "%s %s c=%d: %slag p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d of %d payouts delivered, %d duplicates; %d behind at the last reply, the last %.2fs after it\n",
+			run.label(), run.loop(), run.Concurrency, ratio, h.Lag.P50, h.Lag.P99, h.Lag.Max, h.Delivered, h.Paid, h.Duplicates, h.Behind, h.CatchUpS)
+	}
+	if d := r.Drain; d != nil {
+		fmt.Fprintf(w, "webhooks drain: a backlog of %d deliveries (made in %.1fs with drip serve stopped) drained in %.2fs from starting drip serve: %.0f/s "+
+			"(first to last arrival %.2fs, %.0f/s); %d delivered, %d duplicates; gates %s\n",
+			d.Backlog, d.BuildS, d.DrainS, d.PerS, d.FirstToLastS, d.FirstToLastPerS, d.Delivered, d.Duplicates, gateSummary(d.Gates))
+	}
 }
 
 func (run *Result) loop() string {

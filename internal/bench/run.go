@@ -10,6 +10,7 @@ import (
 // runSpec says how one run drives the server.
 type runSpec struct {
 	scenario    string
+	variant     string  // a part of the scenario: webhooks "off" or "on"
 	mode        string  // "closed" or "open"
 	concurrency int     // closed: workers; open: the most requests in flight
 	ratePercent int     // open: percent of the closed-loop peak
@@ -17,10 +18,14 @@ type runSpec struct {
 }
 
 func (s runSpec) String() string {
-	if s.mode == "open" {
-		return fmt.Sprintf("%s open %d%% (%.0f/s)", s.scenario, s.ratePercent, s.rate)
+	name := s.scenario
+	if s.variant != "" {
+		name += " " + s.variant
 	}
-	return fmt.Sprintf("%s closed c=%d", s.scenario, s.concurrency)
+	if s.mode == "open" {
+		return fmt.Sprintf("%s open %d%% (%.0f/s)", name, s.ratePercent, s.rate)
+	}
+	return fmt.Sprintf("%s closed c=%d", name, s.concurrency)
 }
 
 // runCeiling measures the no-op endpoint at every concurrency: the most the
@@ -48,6 +53,9 @@ const fixedKey = "00000000000000000000000000000000000000000000000000000000000000
 // runScenario runs sc closed-loop at every concurrency, then open-loop at
 // each rate, a percentage of the best closed-loop reply rate.
 func (b *bench) runScenario(ctx context.Context, sc *scenario) error {
+	if sc.run != nil {
+		return sc.run(ctx, b)
+	}
 	var peak float64
 	for _, c := range b.cfg.Concurrency {
 		expect := int64(b.ceiling[c]*(b.cfg.Warmup+b.cfg.Duration).Seconds()*1.5) + 1

@@ -8,8 +8,8 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 )
 
-// Scenarios are the scenarios of issue 5, in its order.
-var Scenarios = []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed"}
+// Scenarios are the scenarios of issue 5, in its order, and issue 12's.
+var Scenarios = []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed", "webhooks"}
 
 // ScenarioHelp describes the scenarios for drip bench -h.
 const ScenarioHelp = `hot: one faucet paying the recipients round-robin
@@ -19,7 +19,11 @@ retry-storm: v2 sends, each idempotency key sent 4 times: the first, a retry at 
   (while the first is in flight), two more after the first answered; 3 in 4 are replays
 over-limit: an owner per-recipient send limit refuses about 20% of sends (status 450)
 run-dry: a faucet funded for a fixed number of payouts paid until empty, then 402
-mixed: 70% sends, 20% /payouts count=100, 10% /getbalance on one faucet`
+mixed: 70% sends, 20% /payouts count=100, 10% /getbalance on one faucet
+webhooks: hot from a faucet without a webhook endpoint, then from one whose endpoint takes
+  payout.sent on a receiver in the bench (same run); open loops with it for the delivery
+  lag; then drip serve is stopped, a backlog of --webhook-backlog deliveries is made and
+  a new drip serve's worker drains it (restarts drip serve: run it last)`
 
 // scenario is a workload the bench measures.
 type scenario struct {
@@ -30,6 +34,13 @@ type scenario struct {
 	setup        func(ctx context.Context, b *bench) error
 	// begin prepares one run that may send up to about expect requests.
 	begin func(ctx context.Context, b *bench, expect int64) (*workload, error)
+	// run, when set, runs the scenario instead of runScenario's closed
+	// loops then open loops.
+	run func(ctx context.Context, b *bench) error
+	// serveArgs are flags drip serve needs for the scenario.
+	serveArgs []string
+	// close releases what setup made, once the bench is over.
+	close func()
 }
 
 // workload is one run of a scenario.
@@ -60,6 +71,8 @@ func newScenario(name string) *scenario {
 		return runDryScenario()
 	case "mixed":
 		return mixedScenario()
+	case "webhooks":
+		return webhooksScenario()
 	}
 	panic("bench: no scenario " + name) // validate rejects unknown names
 }
