@@ -125,7 +125,7 @@ func NewClient(opts Options) *http.Client {
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    10 * time.Second,
 		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    16,
+		MaxIdleConnsPerHost:    64, // at least the outbox worker's sends in flight (32): fewer churns connections
 		IdleConnTimeout:        90 * time.Second,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: maxHeaderBytes,

@@ -31,7 +31,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/dripfaucet/drip/internal/drip"
 )
@@ -111,21 +113,36 @@ func exactly[T any](raw []byte) (*T, error) {
 		return nil, errors.New("trailing data")
 	}
 	// Every member T writes must have been there: none taken as zero.
-	var have, want map[string]json.RawMessage
+	var have map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &have); err != nil {
 		return nil, err
 	}
-	out, err := json.Marshal(&v)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(out, &want); err != nil {
-		return nil, err
-	}
-	for name := range want {
+	for _, name := range members[T]() {
 		if _, ok := have[name]; !ok {
 			return nil, fmt.Errorf("member %q missing", name)
 		}
 	}
 	return &v, nil
+}
+
+// memberNames caches members' answers, by type: each delivery's body
+// checks its data against them (a worker sends thousands a second).
+var memberNames sync.Map // reflect.Type -> []string
+
+// members are the JSON member names T is written with.
+func members[T any]() []string {
+	t := reflect.TypeFor[T]()
+	if names, ok := memberNames.Load(t); ok {
+		return names.([]string)
+	}
+	var zero T
+	out, _ := json.Marshal(&zero) // the data types marshal without error
+	var want map[string]json.RawMessage
+	_ = json.Unmarshal(out, &want)
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	memberNames.Store(t, names)
+	return names
 }
