@@ -275,7 +275,7 @@ func (a *App) Handler(opts HandlerOptions) http.Handler {
 	if a.Accounts != nil {
 		c, err := console.New(console.Deps{Accounts: a.Accounts, Ops: a.Ops, Store: a.Store, Users: a.Users, Faucets: a.Faucets,
 			Keys: a.Keys, Coins: a.Coins, Ledger: a.Ledger, Listing: a.Listing, Audit: a.Audit, Prices: a.Prices, Now: a.Now,
-			Webhooks: a.Endpoints, Log: a.Log, BaseURL: a.baseURL, ClientIP: clientIP})
+			Webhooks: a.Endpoints, Merchant: a.Merchant, Log: a.Log, BaseURL: a.baseURL, ClientIP: clientIP})
 		if err != nil { // OpenAccounts built one already: it cannot fail here
 			panic(err)
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/listing"
+	"github.com/dripfaucet/drip/internal/merchant"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/price"
 	"github.com/dripfaucet/drip/internal/store"
@@ -42,7 +43,7 @@ var files embed.FS
 
 // Patterns are the paths the console answers, for the server's mux.
 var Patterns = []string{"/{$}", "/wallet", "/wallet/", "/manage", "/manage/", "/operator", "/operator/", "/signup", "/signup/", "/verify", "/verify/", "/login", "/login/", "/logout",
-	"/forgot", "/reset", "/account", "/account/", StylePath, ScriptPath, IconPath}
+	"/forgot", "/reset", "/account", "/account/", "/merchant/", StylePath, ScriptPath, IconPath}
 
 // The files a page loads, all embedded in the binary: the stylesheet, the
 // one script (the copy button beside a key shown once; every page works
@@ -79,6 +80,9 @@ type Deps struct {
 	// Webhooks are the faucets' webhook endpoints and deliveries: only
 	// the console registers and changes them (D54).
 	Webhooks *webhook.Endpoints
+	// Merchant is the hosted checkout (spec 4.4): the payment form, the
+	// buyer's pages and the token's verification; nil leaves them out.
+	Merchant *merchant.Service
 	Now      func() time.Time
 	Log      *slog.Logger
 	// BaseURL is where drip is served (--base-url): its scheme and host
@@ -106,6 +110,16 @@ type Handler struct {
 // data: URI) and script (ScriptPath, the only one drip serves) and post
 // forms to drip only; no inline script runs at all.
 const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// csp is a page's policy: pageCSP, its forms also allowed to end at the
+// origins formTo (a checkout's Pay and Cancel are answered by a redirect
+// to the merchant's site, which form-action governs too).
+func csp(formTo []string) string {
+	if len(formTo) == 0 {
+		return pageCSP
+	}
+	return strings.Replace(pageCSP, "form-action 'self'", "form-action 'self' "+strings.Join(formTo, " "), 1)
+}
 
 // New returns the console's handler.
 func New(d Deps) (*Handler, error) {
@@ -158,6 +172,16 @@ func New(d Deps) (*Handler, error) {
 		h.render(w, r, http.StatusForbidden, "problem", &page{Title: "Refused",
 			Error: "This form was sent from another site, so it was refused. Open the page on this site and send it again."}, nil)
 	}))
+	if d.Merchant != nil {
+		// The payment form is posted by the buyer's browser from the
+		// merchant's site, any site (spec 4.4): the one POST the
+		// cross-origin check lets through (D15). It is safe to admit
+		// because it creates nothing but an unpaid checkout from the
+		// form's own fields, and reads no session: a forged one makes a
+		// page to review and no more. Money moves only on the checkout
+		// page's Pay, a same-origin POST the check still guards.
+		cop.AddInsecureBypassPattern("POST " + WebscrPath)
+	}
 	h.next = cop.Handler(mux)
 	return h, nil
 }
@@ -167,6 +191,8 @@ var funcs = template.FuncMap{
 	// event reads a security log kind as words: "second_factor_passed"
 	// is "second factor passed".
 	"event": func(kind string) string { return strings.ReplaceAll(kind, "_", " ") },
+	// hasPrefix tells a login for a checkout (next) from any other.
+	"hasPrefix": strings.HasPrefix,
 }
 
 func isLoopback(host string) bool {
@@ -216,6 +242,7 @@ func (h *Handler) routes(mux *http.ServeMux) {
 	h.manageRoutes(mux)
 	h.walletRoutes(mux)
 	h.operatorRoutes(mux)
+	h.merchantRoutes(mux)
 	mux.HandleFunc("GET /{$}", h.home)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "problem", &page{Title: "Not found", Error: "There is no such page."}, nil)
@@ -255,6 +282,9 @@ type page struct {
 	Form   map[string]string // what the user typed, to fill in again (never a password or code)
 	Rules  []string          // the password rules, shown before submitting
 	Data   any               // the page's own
+	// FormTo are origins besides drip's own that the page's forms may
+	// end at, through a redirect (csp).
+	FormTo []string
 }
 
 // render writes a page whole, or a clean 500 if it fails to render.
@@ -279,7 +309,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Content-Security-Policy", pageCSP)
+	hd.Set("Content-Security-Policy", csp(p.FormTo))
 	hd.Set("Referrer-Policy", "no-referrer") // a /reset?token= page must not pass its token on
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")

@@ -421,6 +421,19 @@ func TestNextPageStaysOnSite(t *testing.T) {
 		"javascript:alert(1)//manage":   "",
 		"http:/manage/1":                "",
 		"/accounting":                   "",
+		// A checkout's page, exactly: a buyer logs in to pay and comes back.
+		"/merchant/checkout/chk_0123abcd":              "/merchant/checkout/chk_0123abcd",
+		"/merchant/checkout/":                          "",
+		"/merchant/checkout/chk_1/pay":                 "",
+		"/merchant/checkout/chk_1?next=//evil":         "",
+		"/merchant/checkout/chk_1#x":                   "",
+		"/merchant/checkout/chk_1%2F..%2F..%2Flogin":   "",
+		"/merchant/checkout/../../login":               "",
+		"/merchant/checkouts/chk_1":                    "",
+		"/merchant/webscr":                             "",
+		"//evil.example/merchant/checkout/chk_1":       "",
+		"https://evil.example/merchant/checkout/chk_1": "",
+		"/merchant/checkout/chk_1\\evil":               "",
 	} {
 		if got := nextPage(next); got != want {
 			t.Errorf("nextPage(%q) = %q, want %q", next, got, want)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/dripfaucet/drip/internal/account"
 )
@@ -25,6 +26,9 @@ var flashes = map[string]string{
 	"address-linked":  "The address is linked: payouts to it, in its coin, reach you.",
 	"address-removed": "The address is removed: payouts to it no longer reach you.",
 	"funded":          "Moved: the faucet can pay from it now.",
+
+	// The merchant payments received.
+	"callback-resent": "The callback is queued again: its first attempt is due now.",
 
 	// A faucet's API keys page.
 	"key-revoked":  "The key is revoked: it is refused from now on, on every node.",
@@ -114,17 +118,30 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, "/login?done=verified")
 }
 
+// loginPage asks for the username and password; ?next= names the page
+// to land on after logging in (nextPage: one of drip's own, such as a
+// checkout the buyer came from), carried through the second factor.
 func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "login", &page{Title: "Log in", Flash: flash(r)}, nil)
+	h.render(w, r, http.StatusOK, "login", &page{Title: "Log in", Flash: flash(r),
+		Form: map[string]string{"next": nextPage(r.URL.Query().Get("next"))}}, nil)
+}
+
+// landing is where a login ends: next when it is one of drip's own pages
+// (nextPage), else the wallet.
+func landing(next string) string {
+	if next = nextPage(next); next != "" {
+		return next
+	}
+	return "/wallet"
 }
 
 // login opens a session with a new token (D15), and asks for the second
 // factor when the user has one.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	identifier := r.PostFormValue("identifier")
+	identifier, next := r.PostFormValue("identifier"), nextPage(r.PostFormValue("next"))
 	token, sess, err := h.acc.Login(r.Context(), identifier, r.PostFormValue("password"), h.ip(r), r.UserAgent())
 	if err != nil {
-		p := &page{Title: "Log in", Form: map[string]string{"identifier": identifier}}
+		p := &page{Title: "Log in", Form: map[string]string{"identifier": identifier, "next": next}}
 		h.render(w, r, h.failure(r, p, err), "login", p, err)
 		return
 	}
@@ -136,10 +153,14 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	h.setSession(w, token)
 	if sess.Pending() {
+		if next != "" {
+			redirect(w, r, "/login/code?next="+url.QueryEscape(next))
+			return
+		}
 		redirect(w, r, "/login/code")
 		return
 	}
-	redirect(w, r, "/wallet")
+	redirect(w, r, landing(next))
 }
 
 func (h *Handler) codePage(w http.ResponseWriter, r *http.Request) {
@@ -148,29 +169,31 @@ func (h *Handler) codePage(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, "/login")
 		return
 	}
+	next := r.URL.Query().Get("next")
 	if !sess.Pending() {
-		redirect(w, r, "/wallet")
+		redirect(w, r, landing(next))
 		return
 	}
-	h.render(w, r, http.StatusOK, "code", &page{Title: "Two-factor authentication"}, nil)
+	h.render(w, r, http.StatusOK, "code", &page{Title: "Two-factor authentication", Form: map[string]string{"next": nextPage(next)}}, nil)
 }
 
 // code passes the second factor; the session gets a new token (D15).
 func (h *Handler) code(w http.ResponseWriter, r *http.Request) {
+	next := nextPage(r.PostFormValue("next"))
 	sess, err := h.acc.SessionForSecondFactor(r.Context(), h.token(r))
 	if err != nil {
-		p := &page{Title: "Log in"}
+		p := &page{Title: "Log in", Form: map[string]string{"next": next}}
 		h.render(w, r, h.failure(r, p, err), "login", p, err)
 		return
 	}
 	token, err := h.acc.PassSecondFactor(r.Context(), sess, r.PostFormValue("code"), h.ip(r))
 	if err != nil {
-		p := &page{Title: "Two-factor authentication"}
+		p := &page{Title: "Two-factor authentication", Form: map[string]string{"next": next}}
 		h.render(w, r, h.failure(r, p, err), "code", p, err)
 		return
 	}
 	h.setSession(w, token)
-	redirect(w, r, "/wallet")
+	redirect(w, r, landing(next))
 }
 
 // logout ends the session, a pending one too.

@@ -254,9 +254,10 @@ func (h *Handler) reverify(w http.ResponseWriter, r *http.Request, back string) 
 	redirect(w, r, "/account/confirm?next="+url.QueryEscape(back))
 }
 
-// nextPage is where the confirm page may send the browser back to: a
-// sensitive account page by name ("password"), or a path of one of the
-// console's sections; "" for anything else, so the page never sends a
+// nextPage is where the confirm page, or a login, may send the browser
+// on to: a sensitive account page by name ("password"), a path of one of
+// the console's sections, or a checkout's page (the buyer logs in to pay
+// and comes back to it); "" for anything else, so the page never sends a
 // browser off the site (an open redirect).
 func nextPage(next string) string {
 	if _, ok := sensitive[next]; ok {
@@ -264,10 +265,26 @@ func nextPage(next string) string {
 	}
 	u, err := url.Parse(next)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(next, "/") ||
-		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") || section(u.Path) == "" {
+		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") || (section(u.Path) == "" && !checkoutPage(u)) {
 		return ""
 	}
 	return u.RequestURI()
+}
+
+// checkoutPage reports whether u is a checkout's page, exactly
+// CheckoutPath and an id of letters, digits and underscores: no more
+// path, no query.
+func checkoutPage(u *url.URL) bool {
+	id, ok := strings.CutPrefix(u.Path, CheckoutPath)
+	if !ok || id == "" || u.RawQuery != "" || u.Fragment != "" || u.RawPath != "" {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, sess *account.Session) {

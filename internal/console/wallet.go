@@ -31,12 +31,14 @@ func (h *Handler) walletRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /wallet/addresses/remove", h.auth(h.walletUnlinkAddress))
 	mux.Handle("GET /wallet/fund", h.auth(h.walletFundPage))
 	mux.Handle("POST /wallet/fund", h.auth(h.walletFund))
+	h.paymentRoutes(mux)
 }
 
 // walletTabs are the wallet's pages, the current one marked.
 func walletTabs(current string) []tab {
 	pages := []struct{ path, label string }{
 		{"/wallet", "Balances"}, {"/wallet/payouts", "Payouts received"},
+		{"/wallet/payments", "Payments made"}, {"/wallet/received", "Payments received"},
 		{"/wallet/addresses", "Addresses"}, {"/wallet/fund", "Fund a faucet"},
 	}
 	out := make([]tab, len(pages))
