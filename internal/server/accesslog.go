@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/dripfaucet/drip/internal/console"
 	"github.com/dripfaucet/drip/internal/requestlog"
 )
 
@@ -49,7 +51,7 @@ func accessLog(next http.Handler, log *slog.Logger, clientIP func(*http.Request)
 			return
 		}
 		attrs := make([]slog.Attr, 0, 7)
-		attrs = append(attrs, slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status))
+		attrs = append(attrs, slog.String("method", r.Method), slog.String("path", loggedPath(r.URL.Path)), slog.Int("status", rec.status))
 		if s := e.V1Status(); s != 0 && s != rec.status {
 			attrs = append(attrs, slog.Int("v1_status", s))
 		}
@@ -91,3 +93,13 @@ func (s *statusRecorder) WriteHeader(code int) {
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// loggedPath is a request's path as logs hold it: a merchant payment's
+// token, the last segment of console.GetPaymentPath, is a secret until
+// the merchant verifies it (D56), so a log never holds it.
+func loggedPath(path string) string {
+	if strings.HasPrefix(path, console.GetPaymentPath) {
+		return console.GetPaymentPath + "{token}"
+	}
+	return path
+}

@@ -174,3 +174,20 @@ func TestAccessLogLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessLogLeavesOutPaymentTokens: a merchant payment's token is in
+// its verification's path (spec 4.4) and is a secret until verified
+// (D56): the access line names the route, never the token.
+func TestAccessLogLeavesOutPaymentTokens(t *testing.T) {
+	t.Parallel()
+	const token = "Zq3xv0Wm8bB1cY2dE4fG6hJ8kL0mN2pQ4rS6tU8vW0x"
+	h, buf := accessHandler(func(http.ResponseWriter, *http.Request) {}, slog.LevelInfo, Handlers{})
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/merchant/get-payment/"+token, nil))
+	if strings.Contains(buf.String(), token) {
+		t.Fatalf("the access log holds the token:\n%s", buf.String())
+	}
+	lines := logLines(t, buf)
+	if len(lines) != 1 || lines[0]["path"] != "/merchant/get-payment/{token}" {
+		t.Errorf("access lines %v; want one with path /merchant/get-payment/{token}", lines)
+	}
+}

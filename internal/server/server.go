@@ -168,7 +168,7 @@ func recoverPanics(next http.Handler, log *slog.Logger) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				log.ErrorContext(r.Context(), "panic serving request", "path", r.URL.Path, "panic", p)
+				log.ErrorContext(r.Context(), "panic serving request", "path", loggedPath(r.URL.Path), "panic", p)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusInternalServerError)
 				body := `{"status":500,"message":"Internal error."}`
