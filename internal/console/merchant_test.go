@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/price"
+	"github.com/dripfaucet/drip/internal/safehttp"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
@@ -638,4 +640,58 @@ func TestCheckoutEscapes(t *testing.T) {
 	for _, what := range []string{"shop's payments", "the payment's page"} {
 		wantBody(t, what, pages[what], "&#34;&gt;&lt;img src=x onerror=alert(2)&gt;")
 	}
+}
+
+// The merchant's payment page shows the callback's attempts (D55) and
+// resends a callback that is not pending; no one else's.
+func TestPaymentReceivedCallback(t *testing.T) {
+	t.Parallel()
+	var got atomic.Int64
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`<script>alert("from the shop")</script>`))
+	}))
+	t.Cleanup(site.Close)
+	f := &shopFixture{st: &createCounter{Store: storetest.OpenSQLite(t)}}
+	f.env = apptest.New(t, f.st, apptest.Options{Console: true, Webhooks: safehttp.Options{AllowInsecure: true}})
+	f.merchant, f.buyer = f.env.Member(t, "shop", false), f.env.Member(t, "bob", false)
+	if _, err := f.env.App.Ledger.DepositTo(context.Background(), f.buyer.AccountID, "BTC", 1_000_000, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := f.checkout(t, shopForm("callback_url", site.URL+"/ipn"))
+	b := f.env.Browser(t).LogIn(t, "bob")
+	wantStatus(t, "choose BTC", b.Post(t, path+"/quote", "coin", "BTC"), http.StatusSeeOther, path)
+	wantStatus(t, "pay", b.Post(t, path+"/pay", "coin", "BTC", "amount", "0.00022212"), http.StatusSeeOther, "https://shop.example.com/thanks")
+	id := f.get(t, path).PublicID
+	s := f.env.Browser(t).LogIn(t, "shop")
+	p := s.Get(t, "/wallet/received/"+id)
+	wantBody(t, "the payment before its callback", p, site.URL+"/ipn", "pending", "No attempt yet")
+	wantNot(t, "the payment before its callback", p, `id="resend"`)
+	wantStatus(t, "resend a pending callback", s.Post(t, "/wallet/received/"+id+"/resend"), http.StatusConflict, "")
+
+	if _, err := f.env.App.Callbacks.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got.Load() != 1 {
+		t.Fatalf("the shop received %d callbacks; want 1", got.Load())
+	}
+	p = s.Get(t, "/wallet/received/"+id)
+	wantBody(t, "the payment after a failed attempt", p, "Attempt 1", "HTTP 500", "next attempt 2026-03-14 15:14:26 UTC",
+		"&lt;script&gt;alert(&#34;from the shop&#34;)&lt;/script&gt;")
+	wantNot(t, "the payment after a failed attempt", p, `<script>alert`)
+
+	// Verified, it is delivered: the merchant may resend it.
+	token, err := f.env.App.Merchant.Token(f.get(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := verify(t, f.env, token); v["valid"] != true {
+		t.Fatalf("verify: %v", v)
+	}
+	p = s.Get(t, "/wallet/received/"+id)
+	wantBody(t, "the verified payment", p, `<span class="badge on">delivered</span>`, `id="resend"`)
+	wantStatus(t, "bob resending the shop's callback", b.Post(t, "/wallet/received/"+id+"/resend"), http.StatusNotFound, "")
+	wantStatus(t, "resend", s.Post(t, "/wallet/received/"+id+"/resend"), http.StatusSeeOther, "/wallet/received/"+id+"?done=callback-resent")
+	wantBody(t, "the resent callback", s.Get(t, "/wallet/received/"+id+"?done=callback-resent"), "The callback is queued again", "pending")
 }
