@@ -893,6 +893,9 @@ func TestCallbackVerifiedInFlight(t *testing.T) {
 					if n != 1 || !ok {
 						problems = append(problems, fmt.Sprintf("%q: %d callbacks, verified %t: want one, verified", c.Custom, n, ok))
 					}
+					if d.Tries != 1 {
+						problems = append(problems, fmt.Sprintf("%q: its delivery counts %d attempts, its log 1", c.Custom, d.Tries))
+					}
 					if d.State != store.DeliveryDelivered {
 						undone = append(undone, fmt.Sprintf("%q: verified in flight, yet its callback is %s, attempt %d of %d next at %s (last %d %q)",
 							c.Custom, d.State, d.Attempts+1, merchant.CallbackAttempts, d.NextAttemptAt.Format(time.TimeOnly), d.LastStatus, d.LastError))

@@ -104,11 +104,13 @@ FROM json_each($1) AS r WHERE true -- (SQLite's upsert after a SELECT needs a WH
 ON CONFLICT (delivery_id, n) DO NOTHING;
 
 -- name: OutboxRecordJSON
-UPDATE outbox SET state = r.value ->> 'state', attempts = r.value ->> 'attempts', tries = r.value ->> 'tries',
-  next_attempt_at = r.value ->> 'next_attempt_at', last_status = r.value ->> 'last_status',
-  last_error = r.value ->> 'last_error', done_at = r.value ->> 'done_at'
+UPDATE outbox SET attempts = r.value ->> 'attempts', tries = r.value ->> 'tries', last_status = r.value ->> 'last_status',
+  state = CASE WHEN outbox.state = 'pending' THEN r.value ->> 'state' ELSE outbox.state END,
+  next_attempt_at = CASE WHEN outbox.state = 'pending' THEN r.value ->> 'next_attempt_at' ELSE outbox.next_attempt_at END,
+  last_error = CASE WHEN outbox.state = 'pending' THEN r.value ->> 'last_error' ELSE outbox.last_error END,
+  done_at = CASE WHEN outbox.state = 'pending' THEN r.value ->> 'done_at' ELSE outbox.done_at END
 FROM json_each($1) AS r
-WHERE outbox.id = r.value ->> 'id' AND outbox.tries = (r.value ->> 'tries') - 1 AND outbox.state = 'pending';
+WHERE outbox.id = r.value ->> 'id' AND outbox.tries = (r.value ->> 'tries') - 1;
 
 -- name: OutboxReleaseJSON
 UPDATE outbox SET next_attempt_at = $2

@@ -698,14 +698,17 @@ FROM jsonb_to_recordset($1::jsonb) AS r(delivery_id BIGINT, n INTEGER, at BIGINT
 ON CONFLICT (delivery_id, n) DO NOTHING;
 
 -- name: OutboxRecordJSON
--- Only a delivery still as its claim found it (tries one less, pending) is
--- moved on: one acknowledged meanwhile (a merchant verified the token
--- while its callback was in flight, D55) stays delivered.
-UPDATE outbox d SET state = r.state, attempts = r.attempts, tries = r.tries, next_attempt_at = r.next_attempt_at,
-  last_status = r.last_status, last_error = r.last_error, done_at = r.done_at
+-- Only a delivery still as its claim found it (tries one less) is moved
+-- on; one acknowledged meanwhile (a merchant verified the token while its
+-- callback was in flight, D55) counts the attempt but stays delivered.
+UPDATE outbox d SET attempts = r.attempts, tries = r.tries, last_status = r.last_status,
+  state = CASE WHEN d.state = 'pending' THEN r.state ELSE d.state END,
+  next_attempt_at = CASE WHEN d.state = 'pending' THEN r.next_attempt_at ELSE d.next_attempt_at END,
+  last_error = CASE WHEN d.state = 'pending' THEN r.last_error ELSE d.last_error END,
+  done_at = CASE WHEN d.state = 'pending' THEN r.done_at ELSE d.done_at END
 FROM jsonb_to_recordset($1::jsonb) AS r(id BIGINT, state TEXT, attempts INTEGER, tries INTEGER, next_attempt_at BIGINT,
   last_status INTEGER, last_error TEXT, done_at BIGINT)
-WHERE d.id = r.id AND d.tries = r.tries - 1 AND d.state = 'pending';
+WHERE d.id = r.id AND d.tries = r.tries - 1;
 
 -- name: OutboxReleaseJSON
 UPDATE outbox d SET next_attempt_at = $2
