@@ -39,7 +39,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -54,7 +53,6 @@ import (
 	"github.com/dripfaucet/drip/internal/merchant"
 	"github.com/dripfaucet/drip/internal/safehttp"
 	"github.com/dripfaucet/drip/internal/store"
-	"github.com/dripfaucet/drip/internal/store/storetest"
 	"github.com/dripfaucet/drip/internal/user"
 )
 
@@ -77,20 +75,6 @@ const (
 var callbackFields = []string{"token", "transaction_id", "merchant_username", "payer_username",
 	"amount1", "currency1", "amount2", "currency2", "custom", "exchange_rate"}
 
-// callbackKills is how often TestCallbackKill kills the server on each
-// engine: DRIP_CALLBACK_KILLS, or 8.
-func callbackKills(t *testing.T) int {
-	v := os.Getenv("DRIP_CALLBACK_KILLS")
-	if v == "" {
-		return 8
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("DRIP_CALLBACK_KILLS=%q: want a positive number", v)
-	}
-	return n
-}
-
 // TestCallbackKill pays checkouts while drip serve delivers their
 // callbacks, kills the server (SIGKILL) with callbacks in flight and
 // starts it again, on each engine; after the last restart the callbacks'
@@ -104,19 +88,10 @@ func callbackKills(t *testing.T) int {
 // merchant.Service.Verify on the database); the ledger reconciles, the
 // merchant holding what the buyers paid.
 func TestCallbackKill(t *testing.T) {
-	kills := callbackKills(t)
-	for _, engine := range []struct {
-		name string
-		open func(*testing.T) *faultDB
-	}{{"sqlite", sqliteDB}, {"postgres", postgresDB}} {
-		t.Run(engine.name, func(t *testing.T) {
-			t.Parallel()
-			if engine.name == "postgres" && os.Getenv(storetest.PostgresEnv) == "" {
-				t.Skipf("%s is not set: skipping the PostgreSQL run", storetest.PostgresEnv)
-			}
-			runCallbackKill(t, engine.name, engine.open(t), kills)
-		})
-	}
+	kills := envCount(t, "DRIP_CALLBACK_KILLS", 8)
+	onEachEngine(t, func(t *testing.T, engine faultEngine) {
+		runCallbackKill(t, engine.name, engine.open(t), kills)
+	})
 }
 
 func runCallbackKill(t *testing.T, engine string, db *faultDB, kills int) {
@@ -804,113 +779,104 @@ func checkCallbacks(t *testing.T, db *faultDB, shop *callbackShop, rc *callbackR
 // stops its attempts, whenever it comes; one that comes while its
 // callback is in flight must not be undone by that attempt's record.
 func TestCallbackVerifiedInFlight(t *testing.T) {
-	for _, engine := range []struct {
-		name string
-		open func(*testing.T) *faultDB
-	}{{"sqlite", sqliteDB}, {"postgres", postgresDB}} {
-		t.Run(engine.name, func(t *testing.T) {
-			t.Parallel()
-			if engine.name == "postgres" && os.Getenv(storetest.PostgresEnv) == "" {
-				t.Skipf("%s is not set: skipping the PostgreSQL run", storetest.PostgresEnv)
-			}
-			db := engine.open(t)
-			shop := newCallbackShop(t, db)
-			node := startFaultNode(t, webhookServeArgs(db.serveArgs)...)
-			const payments = 10
-			var (
-				mu       sync.Mutex
-				calls    = map[string]int{}  // callbacks by custom
-				verified = map[string]bool{} // a valid verification, by custom
-				problems []string
-			)
-			db.use(t, func(st store.Store) {
-				a := callbackApp(t, st)
-				defer a.Close()
-				verify := a.Merchant.Verify
-				if hasGetPayment(node.base) {
-					hc := &http.Client{Timeout: clientTimeout}
-					verify = func(ctx context.Context, token string) (*merchant.Payment, error) {
-						resp, err := hc.Get(node.base + getPaymentPath + url.PathEscape(token))
-						if err != nil {
-							return nil, err
-						}
-						defer resp.Body.Close()
-						var p merchant.Payment
-						return &p, json.NewDecoder(resp.Body).Decode(&p)
-					}
-				}
-				ipn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if err := r.ParseForm(); err != nil {
-						http.Error(w, err.Error(), http.StatusBadRequest)
-						return
-					}
-					custom := r.PostForm.Get("custom")
-					p, err := verify(r.Context(), r.PostForm.Get("token"))
-					mu.Lock()
-					calls[custom]++
-					switch {
-					case err != nil:
-						problems = append(problems, fmt.Sprintf("%q: verify: %v", custom, err))
-					case p.Valid:
-						verified[custom] = true
-					}
-					mu.Unlock()
-					http.Error(w, "the shop's database is down", http.StatusInternalServerError)
-				}))
-				defer ipn.Close()
-				// The checkouts are paid one after the other: each callback
-				// is made, verified and answered 500 before the next.
-				paid := shop.payN(t, a.Merchant, ipn.URL, payments)
-				// Until every attempt, answered 500, is in the callbacks'
-				// log: then the server has recorded what it made.
-				ctx := context.Background()
-				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-					logged := 0
-					for _, c := range paid {
-						if d, err := st.CallbackGet(ctx, c.ID); err == nil {
-							if as, err := st.OutboxAttemptList(ctx, d.ID); err == nil && len(as) > 0 {
-								logged++
-							}
-						}
-					}
-					if logged == len(paid) {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%d of %d callbacks' attempts logged within 10 s", logged, len(paid))
-					}
-				}
-				node.stop(t)
-				mu.Lock()
-				defer mu.Unlock()
-				var undone []string
-				for _, c := range paid {
-					d, err := st.CallbackGet(ctx, c.ID)
+	onEachEngine(t, func(t *testing.T, engine faultEngine) {
+		db := engine.open(t)
+		shop := newCallbackShop(t, db)
+		node := startFaultNode(t, webhookServeArgs(db.serveArgs)...)
+		const payments = 10
+		var (
+			mu       sync.Mutex
+			calls    = map[string]int{}  // callbacks by custom
+			verified = map[string]bool{} // a valid verification, by custom
+			problems []string
+		)
+		db.use(t, func(st store.Store) {
+			a := callbackApp(t, st)
+			defer a.Close()
+			verify := a.Merchant.Verify
+			if hasGetPayment(node.base) {
+				hc := &http.Client{Timeout: clientTimeout}
+				verify = func(ctx context.Context, token string) (*merchant.Payment, error) {
+					resp, err := hc.Get(node.base + getPaymentPath + url.PathEscape(token))
 					if err != nil {
-						t.Fatal(err)
+						return nil, err
 					}
-					n, ok := calls[c.Custom], verified[c.Custom]
-					if n != 1 || !ok {
-						problems = append(problems, fmt.Sprintf("%q: %d callbacks, verified %t: want one, verified", c.Custom, n, ok))
-					}
-					if d.Tries != 1 {
-						problems = append(problems, fmt.Sprintf("%q: its delivery counts %d attempts, its log 1", c.Custom, d.Tries))
-					}
-					if d.State != store.DeliveryDelivered {
-						undone = append(undone, fmt.Sprintf("%q: verified in flight, yet its callback is %s, attempt %d of %d next at %s (last %d %q)",
-							c.Custom, d.State, d.Attempts+1, merchant.CallbackAttempts, d.NextAttemptAt.Format(time.TimeOnly), d.LastStatus, d.LastError))
+					defer resp.Body.Close()
+					var p merchant.Payment
+					return &p, json.NewDecoder(resp.Body).Decode(&p)
+				}
+			}
+			ipn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if err := r.ParseForm(); err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				custom := r.PostForm.Get("custom")
+				p, err := verify(r.Context(), r.PostForm.Get("token"))
+				mu.Lock()
+				calls[custom]++
+				switch {
+				case err != nil:
+					problems = append(problems, fmt.Sprintf("%q: verify: %v", custom, err))
+				case p.Valid:
+					verified[custom] = true
+				}
+				mu.Unlock()
+				http.Error(w, "the shop's database is down", http.StatusInternalServerError)
+			}))
+			defer ipn.Close()
+			// The checkouts are paid one after the other: each callback
+			// is made, verified and answered 500 before the next.
+			paid := shop.payN(t, a.Merchant, ipn.URL, payments)
+			// Until every attempt, answered 500, is in the callbacks'
+			// log: then the server has recorded what it made.
+			ctx := context.Background()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				logged := 0
+				for _, c := range paid {
+					if d, err := st.CallbackGet(ctx, c.ID); err == nil {
+						if as, err := st.OutboxAttemptList(ctx, d.ID); err == nil && len(as) > 0 {
+							logged++
+						}
 					}
 				}
-				if len(problems) > 0 {
-					t.Errorf("the handler's callbacks: %s", strings.Join(problems, "; "))
+				if logged == len(paid) {
+					break
 				}
-				if len(undone) > 0 {
-					t.Errorf("%d of %d callbacks verified while in flight are pending again (D55: verifying stops the attempts):\n  %s",
-						len(undone), len(paid), strings.Join(undone, "\n  "))
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of %d callbacks' attempts logged within 10 s", logged, len(paid))
 				}
-			})
+			}
+			node.stop(t)
+			mu.Lock()
+			defer mu.Unlock()
+			var undone []string
+			for _, c := range paid {
+				d, err := st.CallbackGet(ctx, c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, ok := calls[c.Custom], verified[c.Custom]
+				if n != 1 || !ok {
+					problems = append(problems, fmt.Sprintf("%q: %d callbacks, verified %t: want one, verified", c.Custom, n, ok))
+				}
+				if d.Tries != 1 {
+					problems = append(problems, fmt.Sprintf("%q: its delivery counts %d attempts, its log 1", c.Custom, d.Tries))
+				}
+				if d.State != store.DeliveryDelivered {
+					undone = append(undone, fmt.Sprintf("%q: verified in flight, yet its callback is %s, attempt %d of %d next at %s (last %d %q)",
+						c.Custom, d.State, d.Attempts+1, merchant.CallbackAttempts, d.NextAttemptAt.Format(time.TimeOnly), d.LastStatus, d.LastError))
+				}
+			}
+			if len(problems) > 0 {
+				t.Errorf("the handler's callbacks: %s", strings.Join(problems, "; "))
+			}
+			if len(undone) > 0 {
+				t.Errorf("%d of %d callbacks verified while in flight are pending again (D55: verifying stops the attempts):\n  %s",
+					len(undone), len(paid), strings.Join(undone, "\n  "))
+			}
 		})
-	}
+	})
 }
 
 // payN pays n checkouts one after the other, with callbacks to receiver,

@@ -70,18 +70,39 @@ const (
 	drainWithin = 60 * time.Second
 )
 
-// webhookKills is how often TestWebhookKill kills the server on each
-// engine: DRIP_WEBHOOK_KILLS, or 10 (issue 12).
-func webhookKills(t *testing.T) int {
-	v := os.Getenv("DRIP_WEBHOOK_KILLS")
+// envCount is the positive number the environment variable name holds,
+// or def when it is unset: how many kills a crash test makes.
+func envCount(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
 	if v == "" {
-		return 10
+		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		t.Fatalf("DRIP_WEBHOOK_KILLS=%q: want a positive number", v)
+		t.Fatalf("%s=%q: want a positive number", name, v)
 	}
 	return n
+}
+
+// faultEngine is an engine the crash tests run on, and how they open a
+// database of it.
+type faultEngine struct {
+	name string
+	open func(*testing.T) *faultDB
+}
+
+// onEachEngine runs fn in parallel on each engine, PostgreSQL only when
+// it is set.
+func onEachEngine(t *testing.T, fn func(t *testing.T, engine faultEngine)) {
+	for _, engine := range []faultEngine{{"sqlite", sqliteDB}, {"postgres", postgresDB}} {
+		t.Run(engine.name, func(t *testing.T) {
+			t.Parallel()
+			if engine.name == "postgres" && os.Getenv(storetest.PostgresEnv) == "" {
+				t.Skipf("%s is not set: skipping the PostgreSQL run", storetest.PostgresEnv)
+			}
+			fn(t, engine)
+		})
+	}
 }
 
 // TestWebhookKill kills drip serve (SIGKILL) while deliveries are in
@@ -93,53 +114,44 @@ func webhookKills(t *testing.T) int {
 // its record is made again (a duplicate, counted). The payouts' own
 // promises and the ledger's reconciliation are checked as in TestFaults.
 func TestWebhookKill(t *testing.T) {
-	kills := webhookKills(t)
-	for _, engine := range []struct {
-		name string
-		open func(*testing.T) *faultDB
-	}{{"sqlite", sqliteDB}, {"postgres", postgresDB}} {
-		t.Run(engine.name, func(t *testing.T) {
-			t.Parallel()
-			if engine.name == "postgres" && os.Getenv(storetest.PostgresEnv) == "" {
-				t.Skipf("%s is not set: skipping the PostgreSQL run", storetest.PostgresEnv)
-			}
-			r := startWebhookRun(t, engine.name+"/webhook kill", engine.open(t), runExpect{killed: true},
-				"--webhook-lease", webhookTestLease.String())
-			var inFlight []int64 // deliveries the receiver held at each kill
-			for range kills {
-				time.Sleep(jitter(300*time.Millisecond, 1200*time.Millisecond))
-				n := r.rc.waitInFlight(5 * time.Second)
-				r.node.kill()
-				r.faults.add("kill -9", 1)
-				inFlight = append(inFlight, n)
-				r.node.start(t)
-			}
-			r.finish() // the load stops; answers, payouts and reconciliation checked
-			sends := r.load.stop()
+	kills := envCount(t, "DRIP_WEBHOOK_KILLS", 10) // issue 12
+	onEachEngine(t, func(t *testing.T, engine faultEngine) {
+		r := startWebhookRun(t, engine.name+"/webhook kill", engine.open(t), runExpect{killed: true},
+			"--webhook-lease", webhookTestLease.String())
+		var inFlight []int64 // deliveries the receiver held at each kill
+		for range kills {
+			time.Sleep(jitter(300*time.Millisecond, 1200*time.Millisecond))
+			n := r.rc.waitInFlight(5 * time.Second)
+			r.node.kill()
+			r.faults.add("kill -9", 1)
+			inFlight = append(inFlight, n)
+			r.node.start(t)
+		}
+		r.finish() // the load stops; answers, payouts and reconciliation checked
+		sends := r.load.stop()
 
-			r.node.start(t) // the final restart
-			drained := waitOutboxDrained(t, r.node.base, drainWithin)
-			r.node.stop(t)
-			c := checkDeliveries(t, r.db, r.fx, r.rc, ackedPayouts(sends), false)
-			checkSecretNotLogged(t, r.rc, r.node)
+		r.node.start(t) // the final restart
+		drained := waitOutboxDrained(t, r.node.base, drainWithin)
+		r.node.stop(t)
+		c := checkDeliveries(t, r.db, r.fx, r.rc, ackedPayouts(sends), false)
+		checkSecretNotLogged(t, r.rc, r.node)
 
-			caught := 0
-			for _, n := range inFlight {
-				if n > 0 {
-					caught++
-				}
+		caught := 0
+		for _, n := range inFlight {
+			if n > 0 {
+				caught++
 			}
-			if caught == 0 {
-				t.Errorf("no kill caught a delivery in flight (%v): the kills tested nothing", inFlight)
-			} else if c.duplicates == 0 {
-				// The receiver had counted a delivery drip had not recorded:
-				// the restarted server must make it again.
-				t.Errorf("%d kills caught deliveries in flight, yet no event came twice: were they recorded before the kill?", caught)
-			}
-			t.Logf("WEBHOOK %s | kills %d, deliveries in flight at each %v | %s | drained %s after the final restart",
-				r.name, kills, inFlight, c, drained.Round(100*time.Millisecond))
-		})
-	}
+		}
+		if caught == 0 {
+			t.Errorf("no kill caught a delivery in flight (%v): the kills tested nothing", inFlight)
+		} else if c.duplicates == 0 {
+			// The receiver had counted a delivery drip had not recorded:
+			// the restarted server must make it again.
+			t.Errorf("%d kills caught deliveries in flight, yet no event came twice: were they recorded before the kill?", caught)
+		}
+		t.Logf("WEBHOOK %s | kills %d, deliveries in flight at each %v | %s | drained %s after the final restart",
+			r.name, kills, inFlight, c, drained.Round(100*time.Millisecond))
+	})
 }
 
 // TestWebhookTwoNodesExactlyOnce runs two drip serve processes, each with
