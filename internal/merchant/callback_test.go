@@ -141,6 +141,14 @@ func TestCallbackSchedule(t *testing.T) {
 			if d.State != store.DeliveryDelivered || len(attempts) != 4 || attempts[2].Status != 204 || attempts[2].Error == "" || attempts[3].Status != 200 {
 				t.Fatalf("after the 200: %+v, attempts %+v", d, attempts)
 			}
+			for _, a := range attempts {
+				t.Logf("attempt %d at +%v: HTTP %d %s", a.N, a.At.Sub(attempts[0].At), a.Status, a.Error)
+			}
+			for i, want := range []time.Duration{0, 5 * time.Minute, 20 * time.Minute, 50 * time.Minute} {
+				if got := attempts[i].At.Sub(attempts[0].At); got != want {
+					t.Errorf("attempt %d made %v after the first, want %v (D55)", i+1, got, want)
+				}
+			}
 			forms := h.forms()
 			if len(forms) != 4 || forms[3].Get("token") == "" || forms[3].Get("transaction_id") != forms[0].Get("transaction_id") ||
 				forms[3].Get("amount2") != "0.00030754" || forms[3].Get("custom") != "order-42" || forms[3].Get("exchange_rate") == "" {
