@@ -99,7 +99,9 @@ func (k *callbackKind) Row(d *store.CallbackDelivery) *store.Delivery { return &
 // Success is HTTP 200 exactly (spec 6.2 rule 2).
 func (k *callbackKind) Success(status int) bool { return status == http.StatusOK }
 
-func (k *callbackKind) Next(attempt int, now time.Time) (time.Time, bool) { return NextCallback(attempt, now) }
+func (k *callbackKind) Next(attempt int, now time.Time) (time.Time, bool) {
+	return NextCallback(attempt, now)
+}
 
 func (k *callbackKind) Recorded(context.Context, store.Tx, []outbox.Made[store.CallbackDelivery], time.Time) (func(), error) {
 	return nil, nil
