@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"time"
 
@@ -95,7 +94,7 @@ func ceilDiv(a, b decimal.Decimal) (int64, bool) {
 	if r.Sign() > 0 {
 		q.Add(q, big.NewInt(1))
 	}
-	if !q.IsInt64() || q.Int64() > math.MaxInt64 {
+	if !q.IsInt64() {
 		return 0, false
 	}
 	return q.Int64(), true
