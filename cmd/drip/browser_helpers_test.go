@@ -45,7 +45,7 @@ func newChrome(t *testing.T, base string) *chrome {
 	}
 	ctx, cancel := context.WithTimeout(browser, 10*time.Minute)
 	t.Cleanup(cancel)
-	return &chrome{t: t, ctx: ctx, base: base, dir: shotsDir(t)}
+	return &chrome{t: t, ctx: ctx, base: base, dir: shotsDir(t, "DRIP_CONSOLE_SHOTS", "console-shots")}
 }
 
 // run runs steps, failing the test with the page's text if one fails.

@@ -39,7 +39,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ func runCallbackKill(t *testing.T, engine string, db *faultDB, kills int) {
 
 	// The last restart is running: it delivers what is left, the claims
 	// of the last killed process once their lease has run out.
-	drained := waitCallbacksDrained(t, node.base, drainWithin)
+	drained := waitOutboxDrained(t, node.base, "callbacks", drainWithin)
 	verified := verifyCallbackTokens(t, db, node, rc)
 	if node.proc != nil {
 		node.stop(t)
@@ -425,36 +424,6 @@ func (rc *callbackReceiver) receipts() (map[string]callbackReceipt, int, []strin
 		got[token] = *r
 	}
 	return got, rc.total, slices.Clone(rc.bad)
-}
-
-// callbackPending is the callbacks' outbox depth in drip serve's metrics.
-var callbackPending = regexp.MustCompile(`(?m)^drip_outbox_pending\{outbox="callbacks"\} (\d+)`)
-
-// waitCallbacksDrained waits until drip serve at base reports no callback
-// pending, and returns how long that took.
-func waitCallbacksDrained(t *testing.T, base string, within time.Duration) time.Duration {
-	t.Helper()
-	began := time.Now()
-	hc := &http.Client{Timeout: clientTimeout}
-	last := "no answer"
-	for time.Since(began) < within {
-		resp, err := hc.Get(base + "/metrics")
-		if err == nil {
-			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if m := callbackPending.FindSubmatch(raw); m != nil {
-				if string(m[1]) == "0" {
-					return time.Since(began)
-				}
-				last = string(m[1]) + " pending"
-			} else {
-				last = "no drip_outbox_pending{outbox=\"callbacks\"} in /metrics"
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("the callback outbox did not drain within %s: %s", within, last)
-	return 0
 }
 
 // getPaymentPath is the route a merchant verifies a token at (D56).

@@ -117,11 +117,12 @@ func startConsole(t *testing.T, dataDir string, args ...string) *consoleServer {
 
 var verifyLink = regexp.MustCompile(`(http://127\.0\.0\.1:\d+/verify\?token=[A-Za-z0-9_-]{43})`)
 
-// shotsDir is where the browser tests save their screenshots.
-func shotsDir(t *testing.T) string {
-	dir := os.Getenv("DRIP_CONSOLE_SHOTS")
+// shotsDir is where a browser test saves its screenshots: the directory
+// the environment variable env names, or name in the temporary directory.
+func shotsDir(t *testing.T, env, name string) string {
+	dir := os.Getenv(env)
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "console-shots")
+		dir = filepath.Join(os.TempDir(), name)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,20 +216,6 @@ func fund(t *testing.T, env *apptest.Env, u *drip.User, amounts map[string]int64
 	}
 }
 
-// merchantShotsDir is where the checkout's screenshots go:
-// DRIP_MERCHANT_SHOTS, or merchant-shots in the temporary directory.
-func merchantShotsDir(t *testing.T) string {
-	dir := os.Getenv("DRIP_MERCHANT_SHOTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "merchant-shots")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", dir)
-	return dir
-}
-
 // checkoutChrome is a Chromium for a checkout test, with the checks the
 // steps share.
 type checkoutChrome struct {
@@ -320,7 +304,7 @@ func TestBrowserMerchantCheckout(t *testing.T) {
 	bob := env.Member(t, "bob", false)
 	fund(t, env, bob, map[string]int64{"BTC": 1_000_000, "DOGE": 5_000_000_000})
 	c := &checkoutChrome{chrome: newChrome(t, env.Server.URL), env: env, shop: shop}
-	c.dir = merchantShotsDir(t)
+	c.dir = shotsDir(t, "DRIP_MERCHANT_SHOTS", "merchant-shots")
 
 	// Bob turns two-factor authentication on and logs out.
 	c.login("bob", apptest.Password)
@@ -460,7 +444,7 @@ func TestBrowserMerchantCheckoutCases(t *testing.T) {
 	carol := env.Member(t, "carol", false)
 	fund(t, env, carol, map[string]int64{"BTC": 1_000_000, "DOGE": 5_000_000_000})
 	c := &checkoutChrome{chrome: newChrome(t, env.Server.URL), env: env, shop: shop}
-	c.dir = merchantShotsDir(t)
+	c.dir = shotsDir(t, "DRIP_MERCHANT_SHOTS", "merchant-shots")
 	c.login("carol", apptest.Password)
 
 	// A shop's broken form: a page naming the field, nothing created.

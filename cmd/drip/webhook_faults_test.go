@@ -131,7 +131,7 @@ func TestWebhookKill(t *testing.T) {
 		sends := r.load.stop()
 
 		r.node.start(t) // the final restart
-		drained := waitOutboxDrained(t, r.node.base, drainWithin)
+		drained := waitOutboxDrained(t, r.node.base, "webhooks", drainWithin)
 		r.node.stop(t)
 		c := checkDeliveries(t, r.db, r.fx, r.rc, ackedPayouts(sends), false)
 		checkSecretNotLogged(t, r.rc, r.node)
@@ -201,7 +201,7 @@ func TestWebhookTwoNodesExactlyOnce(t *testing.T) {
 		t.Fatalf("%d of %d sends not paid without any fault; the first:\n  %s", len(failed), sends, strings.Join(failed[:min(len(failed), 5)], "\n  "))
 	}
 
-	drained := waitOutboxDrained(t, nodes[0].base, drainWithin)
+	drained := waitOutboxDrained(t, nodes[0].base, "webhooks", drainWithin)
 	perNode := rc.perNode(len(nodes))
 	for _, n := range nodes {
 		n.stop(t)
@@ -256,7 +256,7 @@ func TestWebhookDatabaseDrops(t *testing.T) {
 	sends := r.load.stop()
 
 	r.node.start(t)
-	drained := waitOutboxDrained(t, r.node.base, drainWithin)
+	drained := waitOutboxDrained(t, r.node.base, "webhooks", drainWithin)
 	r.node.stop(t)
 	c := checkDeliveries(t, r.db, r.fx, r.rc, ackedPayouts(sends), false)
 	checkSecretNotLogged(t, r.rc, r.node)
@@ -588,13 +588,12 @@ func checkSecretNotLogged(t *testing.T, rc *webhookReceiver, nodes ...*faultNode
 	}
 }
 
-// webhookPending is the outbox's depth in drip serve's metrics.
-var webhookPending = regexp.MustCompile(`(?m)^drip_outbox_pending\{outbox="webhooks"\} (\d+)`)
-
-// waitOutboxDrained waits until drip serve at base reports no webhook
-// delivery pending, and returns how long that took.
-func waitOutboxDrained(t *testing.T, base string, within time.Duration) time.Duration {
+// waitOutboxDrained waits until drip serve at base reports nothing of the
+// outbox named outbox ("webhooks", "callbacks") pending in its metrics,
+// and returns how long that took.
+func waitOutboxDrained(t *testing.T, base, outbox string, within time.Duration) time.Duration {
 	t.Helper()
+	pending := regexp.MustCompile(`(?m)^drip_outbox_pending\{outbox="` + regexp.QuoteMeta(outbox) + `"\} (\d+)`)
 	began := time.Now()
 	hc := &http.Client{Timeout: clientTimeout}
 	last := "no answer"
@@ -603,16 +602,18 @@ func waitOutboxDrained(t *testing.T, base string, within time.Duration) time.Dur
 		if err == nil {
 			raw, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if m := webhookPending.FindSubmatch(raw); m != nil {
+			if m := pending.FindSubmatch(raw); m != nil {
 				if string(m[1]) == "0" {
 					return time.Since(began)
 				}
 				last = string(m[1]) + " pending"
+			} else {
+				last = "no drip_outbox_pending{outbox=\"" + outbox + "\"} in /metrics"
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("the webhook outbox did not drain within %s: %s", within, last)
+	t.Fatalf("the %s outbox did not drain within %s: %s", outbox, within, last)
 	return 0
 }
 

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -162,7 +160,7 @@ func TestBrowserWebhooks(t *testing.T) {
 	noteSecret("a v2 key", v2Key)
 
 	c := newChrome(t, env.Server.URL)
-	c.dir = webhookShotsDir(t)
+	c.dir = shotsDir(t, "DRIP_WEBHOOK_SHOTS", "webhook-shots")
 	open := func(path, h1 string) {
 		t.Helper()
 		c.run("open "+path, chromedp.Navigate(env.Server.URL+path), title(h1))
@@ -299,18 +297,4 @@ func TestBrowserWebhooks(t *testing.T) {
 	c.shot("06-failed-attempt")
 	c.logout()
 	env.Reconcile(t)
-}
-
-// webhookShotsDir is where TestBrowserWebhooks saves its screenshots:
-// DRIP_WEBHOOK_SHOTS, or webhook-shots in the temporary directory.
-func webhookShotsDir(t *testing.T) string {
-	dir := os.Getenv("DRIP_WEBHOOK_SHOTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "webhook-shots")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", dir)
-	return dir
 }
