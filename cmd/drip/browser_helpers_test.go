@@ -19,6 +19,9 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/emersion/go-smtp"
+	"github.com/pquerna/otp/totp"
+
+	"github.com/dripfaucet/drip/internal/apptest"
 )
 
 // chrome is one Chromium driven through chromedp for a browser test: the
@@ -253,4 +256,28 @@ func (in *inbox) link(t *testing.T, to string, re *regexp.Regexp) string {
 	}
 	t.Fatalf("no email to %s with a link like %s", to, re)
 	return ""
+}
+
+// enableTOTP turns two-factor authentication on from the account page of
+// the user logged in, noting its secret and recovery codes as secrets, and
+// returns a source of its codes on clock: each code moves the clock on,
+// since a code is taken once.
+func (c *chrome) enableTOTP(clock *apptest.Clock) (code func() string) {
+	c.t.Helper()
+	c.run("enrol", submit(`form[action="/account/totp"] button`), title("Turn on two-factor authentication"))
+	secret := c.text("#totp-secret")
+	noteSecret("the TOTP secret", secret)
+	code = func() string {
+		s, err := totp.GenerateCode(secret, clock.Now())
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		clock.Advance(30 * time.Second)
+		return s
+	}
+	c.run("confirm TOTP", fill("#code", code()), submit(`form[action="/account/totp/confirm"] button`), title("Your recovery codes"))
+	for _, rc := range strings.Fields(c.text("#recovery-codes")) {
+		noteSecret("a recovery code", rc)
+	}
+	return code
 }

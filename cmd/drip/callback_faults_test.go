@@ -159,19 +159,7 @@ func runCallbackKill(t *testing.T, engine string, db *faultDB, kills int) {
 		t.Errorf("%d callbacks could not be made (failed at once); the first:\n  %s", len(cannot), strings.Join(cannot[:min(5, len(cannot))], "\n  "))
 	}
 
-	caught := 0
-	for _, n := range inFlight {
-		if n > 0 {
-			caught++
-		}
-	}
-	if caught == 0 {
-		t.Errorf("no kill caught a callback in flight (%v): the kills tested nothing", inFlight)
-	} else if c.duplicates == 0 {
-		// The receiver had counted a callback drip had not recorded: the
-		// restarted server must make it again.
-		t.Errorf("%d kills caught callbacks in flight, yet no callback came twice: were they recorded before the kill?", caught)
-	}
+	checkKillsCaught(t, "callbacks", inFlight, c.duplicates)
 	if t.Failed() {
 		if lines := node.errorLines(40); len(lines) > 0 {
 			t.Logf("drip serve's error log lines (the first %d):\n%s", len(lines), strings.Join(lines, "\n"))

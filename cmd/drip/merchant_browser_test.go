@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/pquerna/otp/totp"
 
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
@@ -309,21 +308,7 @@ func TestBrowserMerchantCheckout(t *testing.T) {
 	// Bob turns two-factor authentication on and logs out.
 	c.login("bob", apptest.Password)
 	c.run("account", chromedp.Navigate(env.Server.URL+"/account"), title("Account security"))
-	c.run("enrol", submit(`form[action="/account/totp"] button`), title("Turn on two-factor authentication"))
-	secret := c.text("#totp-secret")
-	noteSecret("the TOTP secret", secret)
-	code := func() string {
-		s, err := totp.GenerateCode(secret, env.Clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		env.Clock.Advance(30 * time.Second) // each code is taken once
-		return s
-	}
-	c.run("confirm TOTP", fill("#code", code()), submit(`form[action="/account/totp/confirm"] button`), title("Your recovery codes"))
-	for _, rc := range strings.Fields(c.text("#recovery-codes")) {
-		noteSecret("a recovery code", rc)
-	}
+	code := c.enableTOTP(env.Clock)
 	c.logout()
 
 	// The shop's page, on another site; its form lands on the checkout,

@@ -84,6 +84,25 @@ func envCount(t *testing.T, name string, def int) int {
 	return n
 }
 
+// checkKillsCaught fails the test unless some kill caught deliveries
+// (what: "deliveries", "callbacks") in flight, inFlight holding how many
+// each kill caught, and some came twice: the receiver had counted one
+// drip had not recorded, which the restarted server must make again.
+func checkKillsCaught(t *testing.T, what string, inFlight []int64, duplicates int) {
+	t.Helper()
+	caught := 0
+	for _, n := range inFlight {
+		if n > 0 {
+			caught++
+		}
+	}
+	if caught == 0 {
+		t.Errorf("no kill caught %s in flight (%v): the kills tested nothing", what, inFlight)
+	} else if duplicates == 0 {
+		t.Errorf("%d kills caught %s in flight, yet none came twice: were they recorded before the kill?", caught, what)
+	}
+}
+
 // faultEngine is an engine the crash tests run on, and how they open a
 // database of it.
 type faultEngine struct {
@@ -136,19 +155,7 @@ func TestWebhookKill(t *testing.T) {
 		c := checkDeliveries(t, r.db, r.fx, r.rc, ackedPayouts(sends), false)
 		checkSecretNotLogged(t, r.rc, r.node)
 
-		caught := 0
-		for _, n := range inFlight {
-			if n > 0 {
-				caught++
-			}
-		}
-		if caught == 0 {
-			t.Errorf("no kill caught a delivery in flight (%v): the kills tested nothing", inFlight)
-		} else if c.duplicates == 0 {
-			// The receiver had counted a delivery drip had not recorded:
-			// the restarted server must make it again.
-			t.Errorf("%d kills caught deliveries in flight, yet no event came twice: were they recorded before the kill?", caught)
-		}
+		checkKillsCaught(t, "deliveries", inFlight, c.duplicates)
 		t.Logf("WEBHOOK %s | kills %d, deliveries in flight at each %v | %s | drained %s after the final restart",
 			r.name, kills, inFlight, c, drained.Round(100*time.Millisecond))
 	})

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/pquerna/otp/totp"
 
 	"github.com/dripfaucet/drip/client"
 	"github.com/dripfaucet/drip/internal/apptest"
@@ -188,21 +187,7 @@ func TestBrowserWebhooks(t *testing.T) {
 
 	// Alice turns two-factor authentication on, then logs in with it.
 	c.run("account", chromedp.Click(chromedp.CSS(`a[href="/account#two-factor"]`)), title("Account security"))
-	c.run("enrol", submit(`form[action="/account/totp"] button`), title("Turn on two-factor authentication"))
-	totpSecret := c.text("#totp-secret")
-	noteSecret("the TOTP secret", totpSecret)
-	code := func() string {
-		s, err := totp.GenerateCode(totpSecret, env.Clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		env.Clock.Advance(30 * time.Second) // each code is taken once
-		return s
-	}
-	c.run("confirm TOTP", fill("#code", code()), submit(`form[action="/account/totp/confirm"] button`), title("Your recovery codes"))
-	for _, rc := range strings.Fields(c.text("#recovery-codes")) {
-		noteSecret("a recovery code", rc)
-	}
+	code := c.enableTOTP(env.Clock)
 	c.logout()
 	c.login("alice", apptest.Password)
 	c.run("second factor", title("Two-factor authentication"), fill("#code", code()), submit("form.card button"), title("Wallet"))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/ledger"
+	"github.com/dripfaucet/drip/internal/store"
 )
 
 // The webhooks scenario (issue 12: delivery must not slow payouts). At
@@ -232,7 +233,7 @@ func (w *webhooks) drain(ctx context.Context, b *bench) error {
 	}
 	b.recipientBalances = nil // paid behind the gates' cache
 	d.BuildS = time.Since(start).Seconds()
-	pending, _, err := b.app.Store.WebhookBacklog(ctx)
+	pending, _, err := b.app.Store.OutboxBacklog(ctx, store.DeliveryWebhook)
 	if err != nil {
 		return err
 	}
@@ -327,7 +328,7 @@ func (w *webhooks) payInProcess(ctx context.Context, b *bench, n int) ([]int64, 
 func awaitEmptyOutbox(ctx context.Context, b *bench) (int64, error) {
 	deadline := time.Now().Add(webhookStall)
 	for {
-		pending, _, err := b.app.Store.WebhookBacklog(ctx)
+		pending, _, err := b.app.Store.OutboxBacklog(ctx, store.DeliveryWebhook)
 		if err != nil || pending == 0 || time.Now().After(deadline) {
 			return pending, err
 		}

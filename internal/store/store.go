@@ -212,10 +212,8 @@ type Reader interface {
 	// WebhookDeliveryCount counts the deliveries in each state, of the
 	// whole service (endpointID 0) or of one endpoint.
 	WebhookDeliveryCount(ctx context.Context, endpointID int64) (map[string]int64, error)
-	// WebhookBacklog is the outbox as metrics show it: how many deliveries
-	// wait (state pending) and when the oldest of them was created.
-	WebhookBacklog(ctx context.Context) (pending int64, oldest time.Time, err error)
-	// OutboxBacklog is WebhookBacklog for the outbox's rows of any kind.
+	// OutboxBacklog is the outbox's rows of kind as metrics show them:
+	// how many wait (state pending) and when the oldest was created.
 	OutboxBacklog(ctx context.Context, kind string) (pending int64, oldest time.Time, err error)
 
 	// Merchant checkouts (issue 13, spec 4.4).

@@ -72,7 +72,7 @@ func NewWorker(c WorkerConfig) *Worker {
 // Backlog is the outbox as metrics show it: how many webhook deliveries
 // wait and when the oldest of them was created.
 func (w *Worker) Backlog(ctx context.Context) (int64, time.Time, error) {
-	return w.st.WebhookBacklog(ctx)
+	return w.st.OutboxBacklog(ctx, store.DeliveryWebhook)
 }
 
 // Run delivers until ctx ends (outbox.Worker.Run).

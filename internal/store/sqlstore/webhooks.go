@@ -178,10 +178,6 @@ func (q *querier) WebhookDeliveryCount(ctx context.Context, endpointID int64) (m
 	return out, err
 }
 
-func (q *querier) WebhookBacklog(ctx context.Context) (int64, time.Time, error) {
-	return q.OutboxBacklog(ctx, store.DeliveryWebhook)
-}
-
 func (q *querier) OutboxBacklog(ctx context.Context, kind string) (int64, time.Time, error) {
 	var pending int64
 	var oldest *int64

@@ -184,7 +184,7 @@ func testWebhookClaimAndRecord(t *testing.T, st store.Store) {
 	if again := claim(t0.Add(30*time.Second), time.Minute); len(again) != 0 {
 		t.Errorf("claim within the lease: %d deliveries, want none", len(again))
 	}
-	pending, oldest, err := st.WebhookBacklog(ctx)
+	pending, oldest, err := st.OutboxBacklog(ctx, store.DeliveryWebhook)
 	if err != nil || pending != 2 || !oldest.Equal(t0) {
 		t.Errorf("WebhookBacklog = %d, %v, %v; want 2 since t0", pending, oldest, err)
 	}
