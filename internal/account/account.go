@@ -115,7 +115,6 @@ type Service struct {
 	perAccount ratelimit.Limiter
 	perIP      ratelimit.Limiter
 	totpKey    *seal.Key // seals TOTP secrets
-	dummyHash  string    // checked when no user matches, so a miss costs a hit's time
 }
 
 // New loads (creating on first use) the key sealing TOTP secrets
@@ -142,7 +141,6 @@ func New(ctx context.Context, p Params) (*Service, error) {
 	s := &Service{
 		st: p.Store, users: p.Users, mail: p.Mail, log: log, now: now, cfg: cfg,
 		perAccount: p.AccountLimiter, perIP: p.IPLimiter, totpKey: key,
-		dummyHash: user.HashPassword(randomToken()),
 	}
 	if s.perAccount == nil {
 		s.perAccount = ratelimit.NewMemory(cfg.LoginPerAccount, now)

@@ -64,7 +64,7 @@ func (s *Service) Login(ctx context.Context, identifier, password, ip, userAgent
 		return "", nil, throttled(d.RetryAfter)
 	}
 	if u == nil || u.PasswordHash == "" {
-		user.CheckPassword(s.dummyHash, password) // the time a known user's check takes
+		user.CheckPassword(user.DummyHash, password) // the time a known user's check takes
 		return "", nil, ErrLoginFailed
 	}
 	if !user.CheckPassword(u.PasswordHash, password) {

@@ -37,3 +37,23 @@ func TestPasswordHash(t *testing.T) {
 		t.Error("two hashes of one password are equal: no salt")
 	}
 }
+
+// The dummy hash a missed login checks must cost what a real hash costs:
+// the same parameters as HashPassword's, or a miss would be told from a
+// hit by its time.
+func TestDummyHashParameters(t *testing.T) {
+	t.Parallel()
+	params := func(h string) string {
+		parts := strings.Split(h, "$")
+		if len(parts) != 6 {
+			t.Fatalf("hash %q is not PHC", h)
+		}
+		return strings.Join(parts[:4], "$")
+	}
+	if got, want := params(DummyHash), params(HashPassword("x")); got != want {
+		t.Errorf("DummyHash has parameters %q, HashPassword %q: regenerate DummyHash", got, want)
+	}
+	if CheckPassword(DummyHash, "") {
+		t.Error("the empty password checks against DummyHash")
+	}
+}
