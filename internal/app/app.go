@@ -18,6 +18,7 @@ import (
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/console"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/listing"
@@ -157,6 +158,12 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		Ledger: ledger.NewBatched(st, opts.Now, opts.Batch),
 	}
 	a.Faucets = faucet.NewService(st, a.Coins, opts.Now)
+	// A send's key, faucet and recipient come from memory while the cache
+	// generation, read after the request arrived, says none changed (D63).
+	gen := gencache.NewGeneration(st.CacheGeneration)
+	a.Faucets.UseCache(gen)
+	a.Keys.UseCache(gen)
+	users.UseCache(gen)
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Audit = audit.NewService(st, opts.Now)
 	if a.mail == nil {

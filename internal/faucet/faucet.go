@@ -20,6 +20,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
@@ -30,6 +31,34 @@ type Service struct {
 	store store.Store
 	coins *coin.Catalog
 	now   func() time.Time
+	// byKey and byID serve Authenticate and Get from memory (D63); nil
+	// until UseCache: every read goes to the database.
+	byKey *gencache.Cache[string, *drip.Faucet]
+	byID  *gencache.Cache[int64, *drip.Faucet]
+}
+
+// UseCache serves Authenticate and Get from memory while gen says nothing
+// they read has changed (D63).
+func (s *Service) UseCache(gen *gencache.Generation) {
+	s.byKey = gencache.New[string, *drip.Faucet](gen, cacheSize)
+	s.byID = gencache.New[int64, *drip.Faucet](gen, cacheSize)
+}
+
+// cacheSize bounds each cache of faucets: a deployment's active faucets.
+const cacheSize = 10000
+
+// cached reads k through c when there is one, and returns a copy, which
+// the caller may change.
+func cached[K comparable](ctx context.Context, c *gencache.Cache[K, *drip.Faucet], k K, load func(context.Context) (*drip.Faucet, error)) (*drip.Faucet, error) {
+	if c == nil {
+		return load(ctx)
+	}
+	f, err := c.Get(ctx, k, load)
+	if err != nil {
+		return nil, err
+	}
+	cp := *f
+	return &cp, nil
 }
 
 func NewService(st store.Store, coins *coin.Catalog, now func() time.Time) *Service {
@@ -119,7 +148,7 @@ func isHostname(s string) bool {
 
 // Get returns a faucet by id.
 func (s *Service) Get(ctx context.Context, id int64) (*drip.Faucet, error) {
-	f, err := s.store.FaucetGetByID(ctx, id)
+	f, err := cached(ctx, s.byID, id, func(ctx context.Context) (*drip.Faucet, error) { return s.store.FaucetGetByID(ctx, id) })
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, drip.Errorf(drip.CodeNotFound, "No faucet %d.", id)
 	}
@@ -131,7 +160,8 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*drip.Faucet, e
 	if key == "" {
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Missing api_key.")
 	}
-	f, err := s.store.FaucetGetByKeyHash(ctx, HashKey(key))
+	hash := HashKey(key)
+	f, err := cached(ctx, s.byKey, hash, func(ctx context.Context) (*drip.Faucet, error) { return s.store.FaucetGetByKeyHash(ctx, hash) })
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Invalid api_key.")
 	}
@@ -150,7 +180,8 @@ func (s *Service) RotateKey(ctx context.Context, id int64) (string, error) {
 }
 
 // ConfirmRotation makes the pending key the only key: the old key is refused
-// from the moment this commits (D13), on every node, as keys are not cached.
+// from the moment this commits (D13), on every node: the commit raises the
+// cache generation (D63).
 func (s *Service) ConfirmRotation(ctx context.Context, id int64) error {
 	err := s.store.Transact(ctx, func(tx store.Tx) error { return tx.FaucetConfirmKey(ctx, id) })
 	if errors.Is(err, store.ErrNotFound) {

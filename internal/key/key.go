@@ -14,10 +14,12 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
@@ -25,6 +27,18 @@ import (
 type Service struct {
 	store store.Store
 	now   func() time.Time
+	// byHash serves Authenticate from memory (D63); nil until UseCache.
+	byHash *gencache.Cache[string, *drip.Key]
+	// touched is when this node last wrote each key's last use, which a
+	// cached key does not show.
+	mu      sync.Mutex
+	touched map[int64]time.Time
+}
+
+// UseCache serves Authenticate's key from memory while gen says no key
+// has changed (D63).
+func (s *Service) UseCache(gen *gencache.Generation) {
+	s.byHash = gencache.New[string, *drip.Key](gen, 10000)
 }
 
 func NewService(st store.Store, now func() time.Time) *Service {
@@ -127,7 +141,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string, callerIP neti
 	if len(secret) > 128 {
 		return nil, drip.Errorf(drip.CodeUnauthenticated, "Invalid key.")
 	}
-	k, err := s.store.KeyGetByHash(ctx, faucet.HashKey(secret))
+	k, err := s.byHashOrStore(ctx, faucet.HashKey(secret))
 	now := s.now()
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -141,13 +155,48 @@ func (s *Service) Authenticate(ctx context.Context, secret string, callerIP neti
 	case !k.AllowsIP(callerIP):
 		return nil, drip.Errorf(drip.CodeForbidden, "Your IP address is not whitelisted for this key.")
 	}
-	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= TouchEvery {
+	if s.touch(k, now) {
 		if err := s.store.Transact(ctx, func(tx store.Tx) error { return tx.KeyTouch(ctx, k.ID, now) }); err != nil {
 			return nil, err
 		}
 		k.LastUsedAt = &now
 	}
 	return k, nil
+}
+
+// byHashOrStore is the key of hash, from memory when cached, as a copy the
+// caller may change.
+func (s *Service) byHashOrStore(ctx context.Context, hash string) (*drip.Key, error) {
+	load := func(ctx context.Context) (*drip.Key, error) { return s.store.KeyGetByHash(ctx, hash) }
+	if s.byHash == nil {
+		return load(ctx)
+	}
+	k, err := s.byHash.Get(ctx, hash, load)
+	if err != nil {
+		return nil, err
+	}
+	cp := *k
+	return &cp, nil
+}
+
+// touch reports whether k's last use is due to be written at now, and if
+// so counts it written: the stored last use, or this node's later write.
+func (s *Service) touch(k *drip.Key, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, ok := s.touched[k.ID]
+	if k.LastUsedAt != nil && (!ok || k.LastUsedAt.After(last)) {
+		last, ok = *k.LastUsedAt, true
+	}
+	if ok && now.Sub(last) < TouchEvery {
+		k.LastUsedAt = &last
+		return false
+	}
+	if s.touched == nil || len(s.touched) >= 10000 {
+		s.touched = map[int64]time.Time{}
+	}
+	s.touched[k.ID] = now
+	return true
 }
 
 // TouchEvery is how often a key's last use is written: the owner's list

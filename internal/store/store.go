@@ -104,6 +104,10 @@ type Reader interface {
 	EventGet(ctx context.Context, id string) (*drip.Event, error)
 
 	KeyGetByID(ctx context.Context, id int64) (*drip.Key, error)
+	// CacheGeneration is the number every change to what a send reads
+	// before the ledger raises (keys, faucets, users, their addresses), in
+	// that change's transaction (D63).
+	CacheGeneration(ctx context.Context) (int64, error)
 	// KeyGetByHash finds a v2 key by the hash of its whole secret, revoked
 	// and expired keys included: judging them is the caller's.
 	KeyGetByHash(ctx context.Context, hash string) (*drip.Key, error)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
@@ -29,6 +30,17 @@ type Registry struct {
 	store  store.Store
 	secret []byte
 	now    func() time.Time
+	// resolved serves Resolve from memory (D63); nil until UseCache.
+	resolved *gencache.Cache[destination, *drip.User]
+}
+
+// destination is what Resolve is asked.
+type destination struct{ to, coin string }
+
+// UseCache serves Resolve from memory while gen says no user and no
+// linked address has changed (D63).
+func (r *Registry) UseCache(gen *gencache.Generation) {
+	r.resolved = gencache.New[destination, *drip.User](gen, 100000)
 }
 
 // NewRegistry loads (creating on first use) the payout-hash secret.
@@ -216,8 +228,34 @@ var payoutHashRE = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
 // payout_user_hash, an email, a username, and a wallet address linked for
 // coin. It returns a CodeRecipientUnknown error when no user matches.
 // Whether the user may be paid is the caller's question (drip.User.Payable).
+// The user comes without credentials (password hash, TOTP) or operator
+// flag: ask UserGetByID for those.
 func (r *Registry) Resolve(ctx context.Context, to, coin string) (*drip.User, error) {
 	to = strings.TrimSpace(to)
+	if r.resolved == nil {
+		return r.resolve(ctx, to, coin)
+	}
+	u, err := r.resolved.Get(ctx, destination{to, coin}, func(ctx context.Context) (*drip.User, error) { return r.resolve(ctx, to, coin) })
+	if err != nil {
+		return nil, err
+	}
+	cp := *u
+	return &cp, nil
+}
+
+// resolve is Resolve from the database, without the user's credentials:
+// a destination is no login, and what the cache keeps must not go stale
+// when they change (their columns do not raise the generation, D63).
+func (r *Registry) resolve(ctx context.Context, to, coin string) (*drip.User, error) {
+	u, err := r.resolveWithCredentials(ctx, to, coin)
+	if err != nil {
+		return nil, err
+	}
+	u.PasswordHash, u.TOTPSecret, u.TOTPLastStep, u.Operator = "", "", 0, false
+	return u, nil
+}
+
+func (r *Registry) resolveWithCredentials(ctx context.Context, to, coin string) (*drip.User, error) {
 	u, err := r.byIdentity(ctx, to)
 	if !errors.Is(err, store.ErrNotFound) {
 		return u, err

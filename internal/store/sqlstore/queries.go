@@ -69,6 +69,7 @@ type queries struct {
 	CheckoutCancel, CheckoutVerify, CallbackInsert, CallbackAcknowledge             stmt // merchant checkouts
 	CallbackGet, CallbackClaimed, CheckoutsOfCallbacks, CallbackResend              stmt // merchant callbacks
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
+	CacheGeneration                                                                 stmt // D63
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits stmt

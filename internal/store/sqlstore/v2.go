@@ -53,6 +53,12 @@ func (q *querier) IdempotencyDeleteBefore(ctx context.Context, before time.Time)
 	return q.exec(ctx, q.q.IdempotencyDeleteBefore, micros(before))
 }
 
+func (q *querier) CacheGeneration(ctx context.Context) (int64, error) {
+	var gen int64
+	err := q.scanRow(ctx, q.q.CacheGeneration, nil, &gen)
+	return gen, err
+}
+
 func (q *querier) KeySpendGet(ctx context.Context, keyID, day int64) (int64, error) {
 	var spent int64
 	err := q.scanRow(ctx, q.q.KeySpendGet, []any{keyID, day}, &spent)

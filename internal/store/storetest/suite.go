@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"FaucetSettingsAndLowBalanceRoundTrip", testFaucetSettingsAndLowBalanceRoundTrip},
 		{"FaucetListByOwner", testFaucetListByOwner},
 		{"FaucetLock", testFaucetLock},
+		// cachegen.go
+		{"CacheGeneration", testCacheGeneration},
 		// ledger.go, reconcile.go
 		{"AccountCreateReturnsNewIDsOfKnownKinds", testAccountCreate},
 		{"BalanceOfNeverHeldCoinIsZero", testBalanceOfNeverHeldCoinIsZero},

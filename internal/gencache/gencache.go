@@ -1,0 +1,142 @@
+// Package gencache serves from memory the reads every send makes before
+// the ledger (its key, the key's faucet and owner, its recipient) without
+// ever answering with what a committed change has made stale (D63).
+//
+// The database keeps one number, the cache generation, which every change
+// to those rows raises in its own transaction (migration 0016's triggers).
+// A cached value is kept with the generation it was read under, and served
+// only while the generation read after the request arrived is still that
+// one. So a change committed before a request arrived is seen by that
+// request on every node, as if nothing were cached (D13: a rotated key is
+// dead at once), while the read that replaces the two or three queries of
+// a send is one tiny query, and one for all the requests that arrive while
+// the previous one runs (Generation).
+package gencache
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Generation reads the cache generation for many callers at once. A
+// caller is answered by a read that started after it called, never by one
+// already under way: that read may have taken its snapshot before a change
+// the caller must see. Callers that arrive while a read runs share the
+// next one, so under load one query serves a whole round of requests.
+type Generation struct {
+	read func(ctx context.Context) (int64, error)
+
+	mu      sync.Mutex
+	running bool   // a read is under way
+	next    *round // the read that starts when the running one ends; nil: none yet
+}
+
+// round is one read of the generation and those waiting for it.
+type round struct {
+	done chan struct{}
+	gen  int64
+	err  error
+}
+
+// NewGeneration makes a Generation over read, the store's query.
+func NewGeneration(read func(ctx context.Context) (int64, error)) *Generation {
+	return &Generation{read: read}
+}
+
+// Current is the cache generation as of a moment after the call began.
+func (g *Generation) Current(ctx context.Context) (int64, error) {
+	g.mu.Lock()
+	r := g.next
+	if r == nil {
+		r = &round{done: make(chan struct{})}
+		g.next = r
+	}
+	if !g.running {
+		g.start()
+	}
+	g.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.gen, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// start runs the waiting round; g.mu is held. The read runs on its own
+// context: one caller giving up must not fail the others who share it.
+func (g *Generation) start() {
+	r := g.next
+	g.next, g.running = nil, true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		r.gen, r.err = g.read(ctx)
+		cancel()
+		close(r.done)
+		g.mu.Lock()
+		g.running = false
+		if g.next != nil {
+			g.start()
+		}
+		g.mu.Unlock()
+	}()
+}
+
+// readTimeout bounds one read of the generation; a caller's own deadline
+// still ends its wait sooner.
+const readTimeout = 5 * time.Second
+
+// Cache holds values read under a generation, at most max of them. Only
+// successful loads are kept: a refusal (an unknown key, say) is read again
+// each time, so nothing said "no" from memory can outlive its cause either.
+type Cache[K comparable, V any] struct {
+	gen *Generation
+	max int
+
+	mu sync.Mutex
+	m  map[K]entry[V]
+}
+
+type entry[V any] struct {
+	v   V
+	gen int64
+}
+
+// New makes a cache of at most max values over gen.
+func New[K comparable, V any](gen *Generation, max int) *Cache[K, V] {
+	return &Cache[K, V]{gen: gen, max: max, m: make(map[K]entry[V])}
+}
+
+// Get is the value of k: from memory when it was read under the current
+// generation, else from load, which is then kept. A value from memory is
+// shared with other callers: they must not change it.
+func (c *Cache[K, V]) Get(ctx context.Context, k K, load func(ctx context.Context) (V, error)) (V, error) {
+	gen, err := c.gen.Current(ctx)
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if ok && e.gen == gen {
+		return e.v, nil
+	}
+	// Read after the generation, so what is read is at least as new as gen:
+	// should a change commit between the two, the value is newer than its
+	// tag, and the next generation read discards it; never the reverse.
+	v, err := load(ctx)
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= c.max {
+		clear(c.m) // a bound, not an eviction policy: the working set reloads
+	}
+	if old, ok := c.m[k]; !ok || old.gen <= gen {
+		c.m[k] = entry[V]{v: v, gen: gen}
+	}
+	c.mu.Unlock()
+	return v, nil
+}

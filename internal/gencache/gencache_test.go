@@ -1,0 +1,167 @@
+package gencache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// source is a generation in memory whose reads can be held, to order them
+// against changes.
+type source struct {
+	gen   atomic.Int64
+	reads atomic.Int64
+	hold  chan chan struct{} // when set, each read announces itself and waits
+}
+
+func (s *source) read(ctx context.Context) (int64, error) {
+	s.reads.Add(1)
+	g := s.gen.Load() // the read's snapshot, taken as it starts
+	if s.hold != nil {
+		release := make(chan struct{})
+		s.hold <- release
+		<-release
+	}
+	return g, nil
+}
+
+// A caller is never answered by a read that began before it called: that
+// read's snapshot may predate a change the caller must see (D63, D13).
+func TestGenerationReadStartsAfterTheCall(t *testing.T) {
+	t.Parallel()
+	src := &source{hold: make(chan chan struct{})}
+	src.gen.Store(1)
+	g := NewGeneration(src.read)
+	ctx := context.Background()
+
+	first := make(chan int64)
+	go func() { gen, _ := g.Current(ctx); first <- gen }()
+	releaseFirst := <-src.hold // the first read runs, its snapshot gen 1
+
+	src.gen.Store(2) // a change commits while it runs
+	second := make(chan int64)
+	go func() { gen, _ := g.Current(ctx); second <- gen }()
+	time.Sleep(20 * time.Millisecond) // let the second caller wait
+	select {
+	case gen := <-second:
+		t.Fatalf("the second caller was answered %d by a read that began before it", gen)
+	default:
+	}
+	close(releaseFirst)
+	if gen := <-first; gen != 1 {
+		t.Fatalf("first caller: generation %d, want 1", gen)
+	}
+	close(<-src.hold) // the second read, begun after the change
+	if gen := <-second; gen != 2 {
+		t.Fatalf("second caller: generation %d, want 2 (the change it followed)", gen)
+	}
+}
+
+// Callers that arrive while a read runs share the next read: under load,
+// one query serves a round of requests.
+func TestGenerationSharesReads(t *testing.T) {
+	t.Parallel()
+	src := &source{hold: make(chan chan struct{})}
+	g := NewGeneration(src.read)
+	ctx := context.Background()
+	go func() { _, _ = g.Current(ctx) }()
+	release := <-src.hold
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = g.Current(ctx) }()
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	close(<-src.hold)
+	wg.Wait()
+	if n := src.reads.Load(); n != 2 {
+		t.Errorf("51 callers made %d reads, want 2: the one under way and one shared by the 50", n)
+	}
+}
+
+// A caller that gives up does not fail the others sharing its read.
+func TestGenerationCallerGivesUp(t *testing.T) {
+	t.Parallel()
+	src := &source{hold: make(chan chan struct{})}
+	src.gen.Store(7)
+	g := NewGeneration(src.read)
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error)
+	go func() { _, err := g.Current(ctx); gaveUp <- err }()
+	other := make(chan int64)
+	go func() { gen, _ := g.Current(context.Background()); other <- gen }()
+	release := <-src.hold
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller who gave up got %v", err)
+	}
+	close(release)
+	// The other caller may share that read or need one more.
+	select {
+	case gen := <-other:
+		if gen != 7 {
+			t.Fatalf("other caller: %d, want 7", gen)
+		}
+	case release := <-src.hold:
+		close(release)
+		if gen := <-other; gen != 7 {
+			t.Fatalf("other caller: %d, want 7", gen)
+		}
+	}
+}
+
+func TestCache(t *testing.T) {
+	t.Parallel()
+	src := &source{}
+	src.gen.Store(1)
+	c := New[string, int](NewGeneration(src.read), 2)
+	ctx := context.Background()
+	loads := 0
+	value := 10
+	load := func(context.Context) (int, error) { loads++; return value, nil }
+
+	get := func(k string) int {
+		t.Helper()
+		v, err := c.Get(ctx, k, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := get("a"); v != 10 || loads != 1 {
+		t.Fatalf("first get: %d after %d loads", v, loads)
+	}
+	value = 11 // changed in the database, but the generation says not
+	if v := get("a"); v != 10 || loads != 1 {
+		t.Fatalf("cached get: %d after %d loads, want 10 from memory", v, loads)
+	}
+	src.gen.Store(2) // the change's transaction raised the generation
+	if v := get("a"); v != 11 || loads != 2 {
+		t.Fatalf("after the generation moved: %d after %d loads, want 11 read again", v, loads)
+	}
+
+	// Refusals are not kept.
+	refused := errors.New("no such key")
+	for range 2 {
+		if _, err := c.Get(ctx, "missing", func(context.Context) (int, error) { loads++; return 0, refused }); !errors.Is(err, refused) {
+			t.Fatalf("got %v, want the load's error", err)
+		}
+	}
+	if loads != 4 {
+		t.Fatalf("two refused gets made %d loads in all, want 4", loads)
+	}
+
+	// At most max values are held.
+	get("b")
+	get("c")
+	c.mu.Lock()
+	n := len(c.m)
+	c.mu.Unlock()
+	if n > 2 {
+		t.Fatalf("%d values held, max 2", n)
+	}
+}
