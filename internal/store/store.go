@@ -102,6 +102,12 @@ type Reader interface {
 
 	EventList(ctx context.Context, faucetID int64, limit int) ([]drip.Event, error)
 	EventGet(ctx context.Context, id string) (*drip.Event, error)
+	// EventFeed reads up to p.Limit of the faucet's events after p.After
+	// in feed order (D59), of every type; those of a type p.Types does not
+	// list come without their data. It reads only events no later commit
+	// can precede: on PostgreSQL those of transactions below its
+	// snapshot's xmin, all of them ended.
+	EventFeed(ctx context.Context, p *EventFeedParams) ([]EventAt, error)
 
 	KeyGetByID(ctx context.Context, id int64) (*drip.Key, error)
 	// CacheGeneration is the number every change to what a send reads
@@ -588,6 +594,30 @@ type PageParams struct {
 	Coin   string
 	Limit  int
 	Offset int
+}
+
+// EventPosition is where an event stands in its faucet's feed (D59),
+// which is ordered by TxID, then Seq. On PostgreSQL TxID is the id of the
+// transaction that wrote the event (an xid8); on SQLite, whose one writer
+// commits in seq order, it is 0. The zero position is before every event.
+type EventPosition struct {
+	TxID uint64
+	Seq  int64
+}
+
+// EventFeedParams choose what EventFeed reads.
+type EventFeedParams struct {
+	FaucetID int64
+	After    EventPosition
+	Types    []string // the types whose data is read
+	Limit    int      // events read, of every type
+}
+
+// EventAt is an event and its position in the feed. Event.Data is nil
+// when its type is not one the read asked for.
+type EventAt struct {
+	Position EventPosition
+	Event    drip.Event
 }
 
 type PayoutListParams struct {

@@ -52,6 +52,16 @@ INSERT INTO events (id, faucet_id, type, data, created_at)
 SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'type', r.value ->> 'data', $2
 FROM json_each($1) AS r;
 
+-- EventFeed (D59): with one writer, whose transaction holds the write
+-- lock from its first write to its commit, events commit in seq order,
+-- so every committed event may be read; txid is always 0.
+-- name: EventFeed
+SELECT txid, seq, id, faucet_id, type,
+  CASE WHEN instr(',' || $4 || ',', ',' || type || ',') > 0 THEN data END, created_at
+FROM events
+WHERE faucet_id = $1 AND (txid, seq) > ($2, $3)
+ORDER BY txid, seq LIMIT $5;
+
 -- name: IdempotencyInsertJSON
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})
 SELECT r.value ->> 'faucet_id', r.value ->> 'idem_key', r.value ->> 'request_hash', r.value ->> 'payout_id',

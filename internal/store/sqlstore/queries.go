@@ -40,6 +40,7 @@ type queries struct {
 	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON    stmt
 	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                 stmt
 	EventInsert, EventList, EventGet, EventProbe, Ping                              stmt
+	EventFeed                                                                       stmt // the events feed
 	RefusalInsert, RefusalCountOthers                                               stmt
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                          stmt
 	FaucetListListed                                                                stmt

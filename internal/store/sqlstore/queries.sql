@@ -272,6 +272,22 @@ SELECT gen FROM cache_generation WHERE id = 1;
 -- name: EventList
 SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY seq DESC LIMIT $2;
 
+-- EventFeed is one read of a faucet's feed (D59): the events after the
+-- position ($2, $3) in (txid, seq) order, of every type, with the data of
+-- those whose type is in the comma-separated list $4. Only events of
+-- transactions below the snapshot's xmin are read: those transactions
+-- have all ended, and every transaction still to commit has a larger id,
+-- so nothing can later appear before what this read returns.
+-- pg_current_snapshot() is the statement's own snapshot, the one the
+-- rows are read with.
+-- name: EventFeed
+SELECT txid, seq, id, faucet_id, type,
+  CASE WHEN strpos(',' || $4 || ',', ',' || type || ',') > 0 THEN data END, created_at
+FROM events
+WHERE faucet_id = $1 AND (txid, seq) > ($2, $3) AND txid < pg_snapshot_xmin(pg_current_snapshot())
+ORDER BY txid, seq LIMIT $5;
+
+
 -- name: KeyColumns
 id, faucet_id, prefix, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, revoked_at, created_at, last_used_at
 

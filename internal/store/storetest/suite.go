@@ -60,6 +60,9 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"PayoutWindowCounts", testPayoutWindow},
 		{"PayoutBulkLoadPaysRoundRobinAndReconciles", testPayoutBulkLoad},
 		{"EventInsertAndList", testEvents},
+		{"EventFeedReadsInOrderPerFaucet", testEventFeedReadsInOrderPerFaucet}, // feed.go
+		{"EventFeedHoldsBackWhatAnOpenTransactionPrecedes", testEventFeedHoldsBackWhatAnOpenTransactionPrecedes},
+		{"EventFeedPagesThroughConcurrentWritersWithoutGapsOrRepeats", testEventFeedPagesThroughConcurrentWritersWithoutGapsOrRepeats},
 		{"RefusalCountOthersCountsDistinctOtherFaucets", testRefusalCountOthers},
 		// keys.go, idempotency.go
 		{"Keys", testKeys},
