@@ -37,6 +37,7 @@ var replyTypes = map[string]any{
 	"/anti-fraud/toggle":               AntiFraudRules{},
 	"/anti-fraud/rules/update":         AntiFraudRules{},
 	"/send":                            SendResult{},
+	"/send/batch":                      BatchResult{},
 	"/faucet/create":                   CreatedFaucet{},
 	"/approval-cost":                   ApprovalCost{},
 	"/faucet/request-approval":         ApprovalRequest{},

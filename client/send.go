@@ -20,6 +20,10 @@ type SendRequest struct {
 	Currency       string `json:"currency"`
 	IPAddress      string `json:"ip_address,omitempty"` // the claimer's IP, recommended
 	Referral       string `json:"referral,omitempty"`
+	// DryRun runs every check and answers what the send would do, paying
+	// nothing, binding no key and recording nothing (D62): a result
+	// with DryRun set and no PayoutID, or the *Error the send would get.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // SendResult is a paid send.
@@ -28,8 +32,11 @@ type SendResult struct {
 	Currency           string      `json:"currency"`
 	Balance            int64       `json:"balance"` // the faucet's, after the payout
 	BalanceBitcoin     json.Number `json:"balance_bitcoin"`
-	PayoutID           int64       `json:"payout_id"`
+	PayoutID           int64       `json:"payout_id"` // 0 in a dry run that would pay
 	PayoutUserHash     string      `json:"payout_user_hash"`
+	// DryRun is true when nothing was paid: the reply of a dry run, whose
+	// Balance is the faucet's balance as it would be after the payout.
+	DryRun bool `json:"dry_run"`
 
 	// IdempotencyKey is the key the payout is bound to.
 	IdempotencyKey string `json:"-"`

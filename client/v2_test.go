@@ -258,6 +258,35 @@ func TestEveryV2Method(t *testing.T) {
 			t.Errorf("the created faucet's api_key: %v", err)
 		}
 
+		// A dry run pays nothing; a batch answers each item (D61, D62).
+		before := e.Balance(t, f.AccountID, "BTC")
+		dry, err := c.Send(ctx, SendRequest{To: "bob", Amount: 1000, Currency: "BTC", DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("Send dry run", SendResult{RateLimitRemaining: dry.RateLimitRemaining, Currency: "BTC", Balance: before - 1000,
+			BalanceBitcoin: dry.BalanceBitcoin, PayoutUserHash: bob.PayoutUserHash, DryRun: true,
+			IdempotencyKey: dry.IdempotencyKey, Attempts: 1}, *dry)
+		items := []SendRequest{{To: "bob", Amount: 1000, Currency: "BTC"}, {To: "no_such_user", Amount: 1000, Currency: "BTC"}}
+		judged, err := c.SendBatch(ctx, items, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !judged.DryRun || judged.Paid != 1 || judged.Failed != 1 || judged.Items[0].Data.PayoutID != 0 || e.Balance(t, f.AccountID, "BTC") != before {
+			t.Errorf("SendBatch dry run: %+v, balance %d, want 1 would-be payout, 1 refusal, nothing paid", judged, e.Balance(t, f.AccountID, "BTC"))
+		}
+		batch, err := c.SendBatch(ctx, items, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if batch.Paid != 1 || batch.Failed != 1 || batch.Items[0].Data == nil || batch.Items[0].Data.PayoutID <= 0 ||
+			batch.Items[0].IdempotencyKey != items[0].IdempotencyKey || e.Balance(t, f.AccountID, "BTC") != before-1000 {
+			t.Errorf("SendBatch: %+v, want item 0 paid with its key, item 1 refused", batch)
+		}
+		if err := batch.Items[1].Err(); ErrorCode(err) != CodeRecipientNotPayable {
+			t.Errorf("SendBatch item 1: %v, want recipient_not_payable", err)
+		}
+
 		// The calls above covered the document: each of its paths, and each
 		// member of each request body.
 		doc, err := apptest.V2Document()

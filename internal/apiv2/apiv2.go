@@ -105,6 +105,8 @@ func Routes(ops *operation.Service) map[string]*operation.Op {
 
 		"/send": ops.Send,
 
+		"/send/batch": ops.SendBatch, // D61
+
 		"/faucet/create":           ops.CreateFaucet,
 		"/approval-cost":           ops.ApprovalCost,
 		"/faucet/request-approval": ops.RequestApproval,
@@ -146,7 +148,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	in, err := readInput(w, r)
+	in, err := readInput(w, r, bodyLimit(op, h.Ops))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -155,6 +157,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, r, err)
 		return
+	}
+	if b, ok := data.(operation.SendBatchData); ok {
+		h.itemErrors(r, b.Items)
 	}
 	if s, ok := data.(interface{ Replayed() bool }); ok && s.Replayed() {
 		w.Header().Set("Idempotent-Replayed", "true") // D35
@@ -185,10 +190,7 @@ type envelope struct {
 	Error   *errorInfo `json:"error,omitempty"`
 }
 
-type errorInfo struct {
-	Code     drip.Code `json:"code"`
-	V1Status *int      `json:"v1_status"`
-}
+type errorInfo = operation.ItemError
 
 // httpStatus is the one table of v2 statuses (D34). A code not in it is
 // not the client's doing: 500, logged.
@@ -225,6 +227,20 @@ func Status(code drip.Code) int {
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, info := h.refusal(r, err)
+	code := info.Code
+	switch status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="drip"`)
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(h.retryAfter(err, code)))
+	}
+	h.write(w, status, envelope{Status: status, Message: drip.ErrorMessage(err), Error: info})
+}
+
+// refusal is the status and error member v2 answers err with (D32, D34),
+// logging a fault once.
+func (h *Handler) refusal(r *http.Request, err error) (int, *errorInfo) {
 	code := drip.ErrorCode(err)
 	status := Status(code)
 	if status == http.StatusInternalServerError {
@@ -233,17 +249,23 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if code.Fault() {
 		h.Log.ErrorContext(r.Context(), "v2 request failed", "path", r.URL.Path, "code", code, "err", err)
 	}
-	switch status {
-	case http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="drip"`)
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", strconv.Itoa(h.retryAfter(err, code)))
-	}
 	info := &errorInfo{Code: code}
 	if s, ok := drip.V1Status(err); ok && status != http.StatusInternalServerError {
 		info.V1Status = &s
 	}
-	h.write(w, status, envelope{Status: status, Message: drip.ErrorMessage(err), Error: info})
+	return status, info
+}
+
+// itemErrors fills in the status, message and error of each batch item
+// that was not paid, as /send would have answered it (D61).
+func (h *Handler) itemErrors(r *http.Request, items []operation.BatchItem) {
+	for i := range items {
+		it := &items[i]
+		if err := it.Err(); err != nil {
+			it.Status, it.Error = h.refusal(r, err)
+			it.Message = drip.ErrorMessage(err)
+		}
+	}
 }
 
 // retryAfter is the Retry-After of a 429 or 503, in whole seconds.

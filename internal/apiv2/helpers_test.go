@@ -201,6 +201,7 @@ var routes = []route{
 	{"/anti-fraud/toggle", drip.ScopeManage},
 	{"/anti-fraud/rules/update", drip.ScopeManage},
 	{"/send", drip.ScopeSend},
+	{"/send/batch", drip.ScopeSend},
 	{"/faucet/create", drip.ScopeAdmin},
 	{"/approval-cost", drip.ScopeAdmin},
 	{"/faucet/request-approval", drip.ScopeAdmin},
@@ -233,6 +234,8 @@ func validBody(path string) any {
 		return map[string]any{"trust_rank": 0}
 	case "/send":
 		return freshSend("bob", 1000, "BTC")
+	case "/send/batch":
+		return map[string]any{"items": []sendBody{freshSend("bob", 1000, "BTC")}}
 	case "/faucet/create":
 		return map[string]any{"faucet_name": "Created", "faucet_domain": "created.example.com",
 			"faucet_url": "https://created.example.com/"}

@@ -290,7 +290,7 @@ func TestOpenAPIValidatorFails(t *testing.T) {
 	const unauthorized = `{"success":false,"status":401,"message":"Invalid key.","data":null,"error":{"code":"unauthenticated","v1_status":403}}`
 	const notFound = `{"success":false,"status":404,"message":"Unknown path.","data":null,"error":{"code":"not_found","v1_status":404}}`
 	const methodNotAllowed = `{"success":false,"status":405,"message":"Method not allowed.","data":null,"error":{"code":"method_not_allowed","v1_status":null}}`
-	const sendOK = `{"success":true,"status":200,"message":"Payout sent.","data":{"rate_limit_remaining":119,"currency":"BTC","balance":900,"balance_bitcoin":0.000009,"payout_id":7,"payout_user_hash":"0123456789abcdef0123456789abcdef01234567"}}`
+	const sendOK = `{"success":true,"status":200,"message":"Payout sent.","data":{"rate_limit_remaining":119,"currency":"BTC","balance":900,"balance_bitcoin":0.000009,"payout_id":7,"payout_user_hash":"0123456789abcdef0123456789abcdef01234567","dry_run":false}}`
 	const sendBody = `{"idempotency_key":"k1","to":"alice","amount":"100","currency":"BTC"}`
 	const limited = `{"success":false,"status":429,"message":"Rate limited.","data":null,"error":{"code":"rate_limited","v1_status":459}}`
 	jsonHeader := func(kv ...string) http.Header {

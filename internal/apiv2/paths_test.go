@@ -60,13 +60,14 @@ func TestV2ScopeMatrix(t *testing.T) {
 				})
 			}
 		})
-		// Money moved exactly once per path that moves it: one payout, one
-		// listing fee; and one faucet was created, not four.
-		if got, want := env.Balance(t, fx.f.AccountID, "BTC"), int64(1_000_000-1000-1000); got != want {
+		// Money moved exactly once per path that moves it: one payout by
+		// /send and one by /send/batch, one listing fee; and one faucet was
+		// created, not four.
+		if got, want := env.Balance(t, fx.f.AccountID, "BTC"), int64(1_000_000-1000-1000-1000); got != want {
 			t.Errorf("faucet BTC balance %d, want %d", got, want)
 		}
-		if got := len(payouts(t, env, fx.f)); got != 1 {
-			t.Errorf("%d payouts, want 1", got)
+		if got := len(payouts(t, env, fx.f)); got != 2 {
+			t.Errorf("%d payouts, want 2", got)
 		}
 		if got := len(ownerFaucets(t, env, fx.f)); got != 2 {
 			t.Errorf("owner has %d faucets, want 2", got)
@@ -750,7 +751,7 @@ func TestV2Send(t *testing.T) {
 			PayoutID int64 `json:"payout_id"`
 		}
 		r.Data(t, &d)
-		want := fmt.Sprintf(`{"rate_limit_remaining":119,"currency":"BTC","balance":999000,"balance_bitcoin":0.00999,"payout_id":%d,"payout_user_hash":%q}`,
+		want := fmt.Sprintf(`{"rate_limit_remaining":119,"currency":"BTC","balance":999000,"balance_bitcoin":0.00999,"payout_id":%d,"payout_user_hash":%q,"dry_run":false}`,
 			d.PayoutID, fx.bob.PayoutUserHash)
 		wantData(t, r, want)
 		if d.PayoutID <= 0 {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"time"
@@ -197,3 +198,49 @@ func (b *books) spent(ctx context.Context, s *Spend) (int64, error) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Verdict is what Judge decided of one payment: its refusal, or, when it
+// would be paid, the sender's balance after it.
+type Verdict struct {
+	Refusal *drip.Error
+	Balance int64
+}
+
+// errJudged rolls back the transaction Judge opened the books in.
+var errJudged = errors.New("ledger: judged, nothing written")
+
+// Judge decides payments as the ledger would pay them now, in the order
+// given, and writes nothing: a dry run (D62). The books are opened and
+// each payment decided by the code that decides a batch (openBooks,
+// books.decide, books.pay: the same send limits, daily USD cap and
+// balance, each payment judged after those before it), inside a
+// transaction that is then rolled back, so no rule has a second copy and
+// nothing is recorded, not even a refusal's payout.failed event.
+func (l *Ledger) Judge(ctx context.Context, payments []*Payment) ([]Verdict, error) {
+	out := make([]Verdict, len(payments))
+	if len(payments) == 0 {
+		return out, nil
+	}
+	err := l.store.Transact(ctx, func(tx store.Tx) error {
+		b, err := openBooks(ctx, tx, payments, l.now())
+		if err != nil {
+			return err
+		}
+		for i, p := range payments {
+			refusal, err := b.decide(ctx, p)
+			if err != nil {
+				return err
+			}
+			if refusal != nil {
+				out[i].Refusal = refusal
+				continue
+			}
+			out[i].Balance = b.pay(p)
+		}
+		return errJudged
+	})
+	if !errors.Is(err, errJudged) {
+		return nil, err
+	}
+	return out, nil
+}

@@ -140,6 +140,8 @@ type Service struct {
 	AntiFraudRules, ToggleAntiFraud, UpdateAntiFraudRules *Op
 	// Send scope.
 	Send *Op
+	// SendBatch is a batch of sends (D61): v2's alone, as Send.
+	SendBatch *Op
 	// Admin scope.
 	CreateFaucet, ApprovalCost, RequestApproval *Op
 }
@@ -174,6 +176,8 @@ func New(d Deps) *Service {
 		UpdateAntiFraudRules:         Define("update_anti_fraud_rules", drip.ScopeManage, r.updateAntiFraudRules),
 
 		Send: Define("send", drip.ScopeSend, r.send),
+
+		SendBatch: Define("send_batch", drip.ScopeSend, r.sendBatch),
 
 		CreateFaucet:    Define("create_faucet", drip.ScopeAdmin, r.createFaucet),
 		ApprovalCost:    Define("get_approval_cost", drip.ScopeAdmin, r.approvalCost),

@@ -29,7 +29,7 @@ var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 		Description: "amount in the coin's smallest unit: a positive whole number, or a string of its digits (at most 19)",
 		AnyOf: []*jsonschema.Schema{
 			{Type: "integer", Minimum: new(1.0)},
-			{Type: "string", Pattern: `^0*[1-9][0-9]*$`, MaxLength: new(19)}, // drip.ParseAmount
+			{Type: "string", Pattern: amountPattern, MaxLength: new(19)}, // drip.ParseAmount
 		},
 		Examples: []any{1000, "1000"},
 	},
@@ -97,6 +97,7 @@ func Resolve(name string, s *jsonschema.Schema) *jsonschema.Resolved {
 // them (faucet, payout); refine writes them into the schemas.
 const (
 	coinPattern   = `^[A-Za-z0-9]{2,10}$` // a coin symbol, in any case (D28)
+	amountPattern = `^0*[1-9][0-9]*$`     // an amount's digits (drip.ParseAmount)
 	maxListEntry  = 320                   // an anti-fraud list entry (faucet.SetRules)
 	maxIPEntries  = 100                   // faucet.SetIPWhitelist
 	maxRuleList   = 1000                  // faucet.SetRules

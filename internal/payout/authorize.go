@@ -2,6 +2,7 @@ package payout
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -37,10 +38,40 @@ func (s *Service) AuthorizeV2(ctx context.Context, secret string, callerIP netip
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.Authorize(ctx, f, callerIP, "key:"+strconv.FormatInt(k.ID, 10))
+	c, err := s.Authorize(ctx, f, callerIP, keyBucket(k))
 	if err != nil {
 		return nil, err
 	}
 	c.Key = k
 	return c, nil
+}
+
+// keyBucket names a v2 key's request-rate bucket (D40).
+func keyBucket(k *drip.Key) string { return "key:" + strconv.FormatInt(k.ID, 10) }
+
+// BatchCost is what a batch of n items costs in its key's request rate
+// beside the request itself, which authorization took (D61): one request
+// for every 10 items or part of 10, so a batch of 500 costs 51.
+func BatchCost(n int) int { return (n + 9) / 10 }
+
+// ChargeBatch takes BatchCost(n) more requests from the bucket of c's v2
+// key, all or none: a key that has not that many left is refused the whole
+// batch with rate_limited (D61), before any item is judged.
+func (s *Service) ChargeBatch(ctx context.Context, c *Caller, n int) error {
+	if c.Key == nil {
+		return errors.New("payout: a batch needs a v2 key")
+	}
+	d, err := s.limiter.AllowN(ctx, keyBucket(c.Key), BatchCost(n))
+	if err != nil {
+		return err
+	}
+	if !d.Allowed {
+		s.obs.RateLimited(false)
+		e := drip.Errorf(drip.CodeRateLimited, "Rate limited: a batch of %d items counts as %d requests, more than this key has left; retry in %d seconds.",
+			n, 1+BatchCost(n), int(d.RetryAfter.Seconds())+1)
+		e.RetryAfter = d.RetryAfter
+		return e
+	}
+	c.RateRemaining = d.Remaining
+	return nil
 }

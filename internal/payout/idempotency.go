@@ -67,8 +67,7 @@ func (s *Service) replay(ctx context.Context, c *Caller, idemKey, hash string) (
 		return nil, err
 	}
 	if r.RequestHash != hash {
-		return nil, drip.Errorf(drip.CodeIdempotencyReuse,
-			"This idempotency_key was used for a different payout; use a new key for a new payout.")
+		return nil, errReuse()
 	}
 	return &SendResult{PayoutID: r.PayoutID, Currency: r.Coin, Balance: r.Balance,
 		PayoutUserHash: r.PayoutUserHash, RateRemaining: r.RateRemaining}, nil

@@ -210,6 +210,31 @@ func (s *Service) Send(ctx context.Context, c *Caller, req SendRequest) (*SendRe
 
 // send is Send, binding idem (a v2 idempotency key) to the payout if paid.
 func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *drip.Idempotency) (*SendResult, error) {
+	p, err := s.check(ctx, c, req, idem, true)
+	if err != nil {
+		return nil, err
+	}
+	receipt, err := s.ledger.Pay(ctx, p)
+	if err != nil {
+		// Refusals from inside the ledger have their event already.
+		if e, ok := err.(*drip.Error); ok && !e.Code.Fault() {
+			s.obs.Refused(string(e.Code), p.Coin)
+		}
+		return nil, err
+	}
+	s.obs.Paid(p.Coin)
+	return &SendResult{
+		PayoutID: receipt.PayoutID, Currency: p.Coin, Amount: p.Amount, Balance: receipt.Balance,
+		PayoutUserHash: p.Recipient.PayoutUserHash, RateRemaining: c.RateRemaining,
+	}, nil
+}
+
+// check runs the checks of a send that come before the ledger, in the
+// order of D21 (currency, amount, recipient, the owner's rules, then the
+// pricing of a capped key's spend), and returns the payment to hand the
+// ledger, or the refusal. record says whether a refusal is recorded (its
+// payout.failed event, the metrics); a dry run records nothing (D62).
+func (s *Service) check(ctx context.Context, c *Caller, req SendRequest, idem *drip.Idempotency, record bool) (*ledger.Payment, error) {
 	to := strings.TrimSpace(req.To)
 	p := &ledger.Payment{
 		Faucet:      c.Faucet,
@@ -220,11 +245,11 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 		Idempotency: idem,
 	}
 	coinLabel := "" // the coin of the metrics, once known valid
-	refuse := func(err error, blacklisted bool) (*SendResult, error) {
+	refuse := func(err error, blacklisted bool) (*ledger.Payment, error) {
 		var refusal *drip.Error
 		// A fault (the database out, D58) is no answer to the request: the
 		// caller retries, so it is neither an event nor a refusal.
-		if !errors.As(err, &refusal) || refusal.Code.Fault() {
+		if !errors.As(err, &refusal) || refusal.Code.Fault() || !record {
 			return nil, err
 		}
 		if rerr := s.ledger.RecordRefusal(ctx, p, refusal, blacklisted); rerr != nil {
@@ -265,19 +290,7 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 			return refuse(err, false)
 		}
 	}
-	receipt, err := s.ledger.Pay(ctx, p)
-	if err != nil {
-		// Refusals from inside the ledger have their event already.
-		if e, ok := err.(*drip.Error); ok && !e.Code.Fault() {
-			s.obs.Refused(string(e.Code), coinLabel)
-		}
-		return nil, err
-	}
-	s.obs.Paid(coinLabel)
-	return &SendResult{
-		PayoutID: receipt.PayoutID, Currency: coin.Symbol, Amount: amount, Balance: receipt.Balance,
-		PayoutUserHash: recipient.PayoutUserHash, RateRemaining: c.RateRemaining,
-	}, nil
+	return p, nil
 }
 
 // payable resolves a destination to a user who may be paid (D11).
