@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/requestlog"
 )
@@ -97,6 +98,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := params{values}
+	// One read of the cache generation serves the request's key, faucet
+	// and recipient (D63).
+	r = r.WithContext(gencache.Pinned(r.Context()))
 	requestlog.SetKey(r.Context(), p.Get("api_key"))
 	caller, err := h.svc.AuthorizeV1(r.Context(), p.Get("api_key"), h.clientIP(r))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
@@ -142,6 +143,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	secret := key.Bearer(r)
+	r = r.WithContext(gencache.Pinned(r.Context())) // one generation read for the whole request (D63)
 	requestlog.SetKey(r.Context(), secret)
 	c, err := h.Payouts.AuthorizeV2(r.Context(), secret, h.ClientIP(r), op.Scope())
 	if err != nil {

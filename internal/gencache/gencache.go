@@ -44,8 +44,45 @@ func NewGeneration(read func(ctx context.Context) (int64, error)) *Generation {
 	return &Generation{read: read}
 }
 
-// Current is the cache generation as of a moment after the call began.
+// Pinned is ctx in which the first read of a generation is kept and
+// answers the later ones: a request's reads (its key, its faucet, its
+// recipient) then wait for one read of the generation, not one each. The
+// read still begins after the request arrived, so D63 holds; the values
+// are those of one moment, as when the request read them from the
+// database one after another.
+func Pinned(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pinKey{}, &pin{})
+}
+
+type pinKey struct{}
+
+// pin is the generation a request read first, and of which Generation.
+type pin struct {
+	mu  sync.Mutex
+	of  *Generation
+	gen int64
+}
+
+// Current is the cache generation as of a moment after the call began, or
+// after ctx was pinned (Pinned) when ctx was.
 func (g *Generation) Current(ctx context.Context) (int64, error) {
+	p, _ := ctx.Value(pinKey{}).(*pin)
+	if p == nil {
+		return g.current(ctx)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.of == g {
+		return p.gen, nil
+	}
+	gen, err := g.current(ctx)
+	if err == nil && p.of == nil {
+		p.of, p.gen = g, gen
+	}
+	return gen, err
+}
+
+func (g *Generation) current(ctx context.Context) (int64, error) {
 	g.mu.Lock()
 	r := g.next
 	if r == nil {

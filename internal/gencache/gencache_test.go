@@ -165,3 +165,37 @@ func TestCache(t *testing.T) {
 		t.Fatalf("%d values held, max 2", n)
 	}
 }
+
+// A pinned request reads the generation once for all its caches, and only
+// after it was pinned: a change committed before still reaches it.
+func TestPinned(t *testing.T) {
+	t.Parallel()
+	src := &source{}
+	src.gen.Store(1)
+	g := NewGeneration(src.read)
+	other := NewGeneration(func(context.Context) (int64, error) { return 99, nil })
+	faucets, users := New[int, string](g, 10), New[int, string](g, 10)
+	load := func(v string) func(context.Context) (string, error) {
+		return func(context.Context) (string, error) { return v, nil }
+	}
+	ctx := context.Background()
+	if _, err := faucets.Get(ctx, 1, load("faucet")); err != nil { // warm, unpinned
+		t.Fatal(err)
+	}
+	src.gen.Store(2) // a change commits
+	reads := src.reads.Load()
+
+	req := Pinned(ctx)
+	if v, _ := faucets.Get(req, 1, load("faucet, changed")); v != "faucet, changed" {
+		t.Fatalf("pinned request read %q: the change before it was pinned was missed", v)
+	}
+	if _, err := users.Get(req, 1, load("user")); err != nil {
+		t.Fatal(err)
+	}
+	if n := src.reads.Load() - reads; n != 1 {
+		t.Errorf("a pinned request with two caches made %d generation reads, want 1", n)
+	}
+	if gen, _ := other.Current(req); gen != 99 {
+		t.Errorf("another Generation answered %d through the pin, want its own 99", gen)
+	}
+}
