@@ -251,6 +251,64 @@ func checkGates(t *testing.T, name string, gs []bench.Gate, want []string) {
 	}
 }
 
+// TestBenchShortBatch runs the batch scenario briefly, end to end: hot,
+// then v2 /send/batch in batches of 50 and 500, at one concurrency. Only
+// its gates and counts are checked, never a timing: every batch item was
+// answered and paid, the payout rows are the items paid, the ledger
+// reconciles, and each batch run carries its ratios to hot and the
+// ceiling.
+func TestBenchShortBatch(t *testing.T) {
+	t.Parallel()
+	engines := map[string][]string{"sqlite": nil}
+	if u := os.Getenv(storetest.PostgresEnv); u != "" {
+		engines["postgres"] = []string{"--database-url", u}
+	}
+	for engine, dbArgs := range engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"bench", "--short", "--scenarios", "batch", "--concurrency", "4", "--duration", "2s", "--rates", "none", "--json"}
+			cmd := exec.Command(dripBin, append(args, dbArgs...)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("drip bench --scenarios batch: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+			}
+			var rep bench.Report
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("output is not a report: %v\n%s", err, stdout.String())
+			}
+			if rep.Engine != engine || !rep.OK {
+				t.Errorf("engine %q ok %v; want %q and ok", rep.Engine, rep.OK, engine)
+			}
+			var got []string
+			for _, run := range rep.Runs {
+				got = append(got, fmt.Sprintf("%s %s %s %d", run.Scenario, run.Variant, run.Mode, run.Concurrency))
+			}
+			if diff := cmp.Diff([]string{"batch hot closed 4", "batch 50 closed 4", "batch 500 closed 4"}, got); diff != "" {
+				t.Fatalf("runs (-want +got):\n%s", diff)
+			}
+			runGates := []string{"every reply has an expected status", "paid sends = new payout rows", "faucet debits = recipient credits = paid amounts",
+				"acknowledged payout ids distinct", "drip admin reconcile", "server logged no error"}
+			for _, run := range rep.Runs {
+				name := "batch " + run.Variant
+				want := runGates
+				if run.Variant == "hot" {
+					if run.Batch != nil || run.Payouts == 0 {
+						t.Errorf("%s: %d payouts, batch figures %+v; want payouts and no batch figures", name, run.Payouts, run.Batch)
+					}
+				} else {
+					want = append(slices.Clone(runGates), "every batch item answered, and paid")
+					if f := run.Batch; f == nil || f.Items == 0 || f.Refused != 0 || f.Size != map[string]int{"50": 50, "500": 500}[run.Variant] ||
+						run.Payouts > 0 && (f.HotRatio <= 0 || f.CeilingRatio <= 0) {
+						t.Errorf("%s: batch figures %+v over %d payouts; want items, none refused, and both ratios", name, f, run.Payouts)
+					}
+				}
+				checkGates(t, name, run.Gates, want)
+			}
+		})
+	}
+}
+
 func TestBenchRefusesBadFlags(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -35,6 +35,32 @@ func TestPercentilesAreNearestRank(t *testing.T) {
 	}
 }
 
+func TestParseBatchReplyReadsEachItem(t *testing.T) {
+	t.Parallel()
+	body := `{"success":true,"status":200,"message":"Batch of 4 items: 2 paid, 1 replayed, 1 not paid.","data":{"dry_run":false,"paid":2,"replayed":1,"failed":1,"rate_limit_remaining":50,"items":[` +
+		`{"idempotency_key":"a","success":true,"status":200,"message":"Payout sent.","replayed":false,"data":{"payout_id":7,"dry_run":false},"error":null},` +
+		`{"idempotency_key":"b","success":false,"status":409,"message":"Insufficient funds.","replayed":false,"data":null,"error":{"code":"insufficient_balance","v1_status":402}},` +
+		`{"idempotency_key":"c","success":true,"status":200,"message":"Payout sent.","replayed":true,"data":{"payout_id":3,"dry_run":false},"error":null},` +
+		`{"idempotency_key":"d","success":true,"status":200,"message":"Payout sent.","replayed":false,"data":{"payout_id":8,"dry_run":false},"error":null}]}}`
+	got := parseBatchReply([]byte(body), 4)
+	if got.status != 200 || got.batch == nil {
+		t.Fatalf("parseBatchReply = %+v; want status 200 and the items", got)
+	}
+	want := batchReply{items: 4, paid: []int64{7, 8}, replayed: 1, firstRefusal: "409 insufficient_balance"}
+	if diff := cmp.Diff(want, *got.batch, cmp.AllowUnexported(batchReply{})); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct{ name, body string }{
+		{"a refused batch", `{"success":false,"status":400,"message":"Missing items.","data":null,"error":{"code":"invalid","v1_status":405}}`},
+		{"not JSON", `<html>bad gateway</html>`},
+	} {
+		got := parseBatchReply([]byte(c.body), 4)
+		if got.batch != nil || got.status == 200 {
+			t.Errorf("%s: parseBatchReply = %+v; want no items and its status", c.name, got)
+		}
+	}
+}
+
 func TestParseReplyReadsStatusAndPayoutID(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

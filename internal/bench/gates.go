@@ -91,6 +91,9 @@ func (b *bench) gates(ctx context.Context, sc *scenario, wl *workload, o *outcom
 		if s.op == opSend && s.status == 200 && s.idem == 0 {
 			ids = append(ids, s.payoutID)
 		}
+		if s.op == opBatch && s.batch != nil {
+			ids = append(ids, s.batch.paid...)
+		}
 	}
 	keys := tallyKeys(o.samples)
 	for _, t := range keys {

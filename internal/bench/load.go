@@ -22,9 +22,10 @@ const (
 	opPayouts
 	opBalance
 	opNoop
+	opBatch // a v2 /send/batch: many sends in one request
 )
 
-var opNames = [...]string{opSend: "send", opPayouts: "payouts", opBalance: "getbalance", opNoop: "noop"}
+var opNames = [...]string{opSend: "send", opPayouts: "payouts", opBalance: "getbalance", opNoop: "noop", opBatch: "batch"}
 
 func (o op) String() string { return opNames[o] }
 
@@ -44,6 +45,8 @@ type request struct {
 	overlap bool
 	// answered, when set, is called with the request's outcome.
 	answered func(sample)
+	// items is how many sends a batch carries.
+	items int
 }
 
 // Reply statuses that are not HTTP statuses.
@@ -77,6 +80,7 @@ type reply struct {
 	status   int   // v1 status, or the v2 envelope's (the HTTP status)
 	payoutID int64 // of a paid send
 	replayed bool  // v2: Idempotent-Replayed: true (D35)
+	batch    *batchReply
 }
 
 // do sends r and reads its reply.
@@ -99,6 +103,9 @@ func (c *client) do(ctx context.Context, r request) reply {
 	resp.Body.Close()
 	if err != nil {
 		return reply{status: statusTransport}
+	}
+	if r.op == opBatch {
+		return parseBatchReply(body, r.items)
 	}
 	rep := parseReply(body)
 	rep.replayed = resp.Header.Get("Idempotent-Replayed") == "true"
@@ -163,6 +170,8 @@ type sample struct {
 	replayed bool
 	latency  time.Duration
 	done     time.Time // when the reply was read
+	// batch is what a batch's items were answered; nil for other requests.
+	batch *batchReply
 }
 
 // outcome is what a driver saw in one run.
@@ -265,7 +274,7 @@ func (rec *recorder) send(ctx context.Context, c *client, r request, s sample, f
 	s.op, s.idem, s.overlap = r.op, r.idem, r.overlap
 	rep := c.do(ctx, r)
 	done := time.Now()
-	s.status, s.payoutID, s.replayed = rep.status, rep.payoutID, rep.replayed
+	s.status, s.payoutID, s.replayed, s.batch = rep.status, rep.payoutID, rep.replayed, rep.batch
 	s.latency, s.done = done.Sub(from), done
 	if !s.warm {
 		rec.lastDone = done

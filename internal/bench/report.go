@@ -94,6 +94,9 @@ type Result struct {
 	// Webhooks is, for a webhooks run with the endpoint, what the
 	// receiver got.
 	Webhooks *WebhookRun `json:"webhooks,omitempty"`
+	// Batch is, for a batch run, its payouts/s over hot's and over the
+	// no-op ceiling's replies/s.
+	Batch *BatchRun `json:"batch,omitempty"`
 
 	Gates []Gate `json:"gates"`
 }
@@ -184,6 +187,9 @@ func summarize(o *outcome, spec runSpec) *Result {
 		run.Replies++
 		run.Statuses[statusName(s.status)]++
 		switch {
+		case s.op == opBatch && s.batch != nil:
+			run.Payouts += int64(len(s.batch.paid))
+			run.Replayed += int64(s.batch.replayed)
 		case s.op != opSend || s.status != 200:
 		case s.replayed:
 			run.Replayed++
@@ -267,6 +273,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	r.writeWebhooks(w)
+	r.writeBatches(w)
 	fmt.Fprintf(w, "\nceiling: replies/s over the no-op endpoint's at the same concurrency (open loops: at the largest)."+
 		"\npayouts/s: new payouts, not v2 replays. CPU/1k: server CPU seconds per 1,000 payouts."+
 		"\nOpen loops: latency from each request's scheduled time.\n")

@@ -8,8 +8,9 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 )
 
-// Scenarios are the scenarios of issue 5, in its order, and issue 12's.
-var Scenarios = []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed", "webhooks"}
+// Scenarios are the scenarios of issue 5, in its order, issue 12's and
+// issue 17's.
+var Scenarios = []string{"hot", "spread", "v2-idempotent", "retry-storm", "over-limit", "run-dry", "mixed", "batch", "webhooks"}
 
 // ScenarioHelp describes the scenarios for drip bench -h.
 const ScenarioHelp = `hot: one faucet paying the recipients round-robin
@@ -20,6 +21,8 @@ retry-storm: v2 sends, each idempotency key sent 4 times: the first, a retry at 
 over-limit: an owner per-recipient send limit refuses about 20% of sends (status 450)
 run-dry: a faucet funded for a fixed number of payouts paid until empty, then 402
 mixed: 70% sends, 20% /payouts count=100, 10% /getbalance on one faucet
+batch: hot, then v2 /send/batch in batches of 50 and of 500 (same run, closed loops only):
+  payouts/s against hot's and against the no-op ceiling's replies/s
 webhooks: hot from a faucet without a webhook endpoint, then from one whose endpoint takes
   payout.sent on a receiver in the bench (same run); open loops with it for the delivery
   lag; then drip serve is stopped, a backlog of --webhook-backlog deliveries is made and
@@ -73,6 +76,8 @@ func newScenario(name string) *scenario {
 		return mixedScenario()
 	case "webhooks":
 		return webhooksScenario()
+	case "batch":
+		return batchScenario()
 	}
 	panic("bench: no scenario " + name) // validate rejects unknown names
 }

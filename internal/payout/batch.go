@@ -2,12 +2,10 @@ package payout
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/ledger"
-	"github.com/dripfaucet/drip/internal/store"
 )
 
 // Batches of sends and dry runs (D61, D62): each item of a batch is a v2
@@ -56,11 +54,14 @@ type BatchOutcome struct {
 func (s *Service) SendBatch(ctx context.Context, c *Caller, items []BatchItem, dry bool) []BatchOutcome {
 	out := make([]BatchOutcome, len(items))
 	firsts, dupOf := planBatch(items, out)
+	// Keys bound before the batch are its replays (or reuses), read in one
+	// statement rather than one a send.
+	firsts = s.replays(ctx, c, items, firsts, out)
 	if dry {
 		s.judge(ctx, c, items, firsts, out)
 	} else {
 		s.each(firsts, func(i int) {
-			res, replayed, err := s.SendIdempotent(ctx, c, items[i].IdempotencyKey, items[i].Request)
+			res, replayed, err := s.sendIdempotent(ctx, c, items[i].IdempotencyKey, items[i].Request, false)
 			out[i] = BatchOutcome{Result: res, Replayed: replayed, Err: err}
 		})
 	}
@@ -113,6 +114,42 @@ func planBatch(items []BatchItem, out []BatchOutcome) (firsts []int, dupOf []int
 	return firsts, dupOf
 }
 
+// replays answers the items at firsts whose key is bound, as the replay
+// of its payout or as idempotency_key_reuse, and returns the others: the
+// keys found free, to be sent (or judged). When the keys cannot be read,
+// every item at firsts is answered with that fault.
+func (s *Service) replays(ctx context.Context, c *Caller, items []BatchItem, firsts []int, out []BatchOutcome) []int {
+	if len(firsts) == 0 {
+		return nil
+	}
+	keys := make([]string, len(firsts))
+	for j, i := range firsts {
+		keys[j] = items[i].IdempotencyKey
+	}
+	found, err := s.store.IdempotencyGetMany(ctx, c.Faucet.ID, keys)
+	if err != nil {
+		for _, i := range firsts {
+			out[i].Err = err
+		}
+		return nil
+	}
+	bound := make(map[string]*drip.Idempotency, len(found))
+	for k := range found {
+		bound[found[k].Key] = &found[k]
+	}
+	free := firsts[:0:0]
+	for _, i := range firsts {
+		r, ok := bound[items[i].IdempotencyKey]
+		if !ok {
+			free = append(free, i)
+			continue
+		}
+		res, err := replayOf(r, requestHash(items[i].Request))
+		out[i] = BatchOutcome{Result: res, Replayed: err == nil, Err: err}
+	}
+	return free
+}
+
 // each runs fn for each index, at most batchInFlight at once, and returns
 // when all have returned.
 func (s *Service) each(indexes []int, fn func(i int)) {
@@ -128,12 +165,11 @@ func (s *Service) each(indexes []int, fn func(i int)) {
 	wg.Wait()
 }
 
-// judge is the dry run of the items at firsts (D62): every check of a
-// send runs, the request rate having been taken by the caller's
-// authorization (and ChargeBatch), and nothing is written. A key that
-// has paid is answered as its replay, a key bound to another request as
-// idempotency_key_reuse, as a send would be; the others pass the checks
-// before the ledger without recording a refusal, and then the ledger
+// judge is the dry run of the items at firsts, whose keys are free (D62):
+// every check of a send runs, the request rate having been taken by the
+// caller's authorization (and ChargeBatch), and nothing is written. The
+// items pass the checks before the ledger without recording a refusal,
+// and then the ledger
 // judges them all in one transaction it rolls back (ledger.Judge), in the
 // order given, each after the ones before it, as if they were one group
 // commit: a batch that would run a balance or a send limit out is told
@@ -141,13 +177,8 @@ func (s *Service) each(indexes []int, fn func(i int)) {
 func (s *Service) judge(ctx context.Context, c *Caller, items []BatchItem, firsts []int, out []BatchOutcome) {
 	payments := make([]*ledger.Payment, len(items))
 	s.each(firsts, func(i int) {
-		it := items[i]
-		res, err := s.replay(ctx, c, it.IdempotencyKey, requestHash(it.Request))
-		if !errors.Is(err, store.ErrNotFound) {
-			out[i] = BatchOutcome{Result: res, Replayed: err == nil, Err: err}
-			return
-		}
-		if payments[i], err = s.check(ctx, c, it.Request, nil, false); err != nil {
+		var err error
+		if payments[i], err = s.check(ctx, c, items[i].Request, nil, false); err != nil {
 			out[i].Err = err
 		}
 	})

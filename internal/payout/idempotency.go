@@ -27,6 +27,14 @@ const MaxIdempotencyKey = 255
 // key wait for each other here (and across nodes the database's unique key
 // decides), so one key pays at most once. A refused send binds nothing.
 func (s *Service) SendIdempotent(ctx context.Context, c *Caller, idemKey string, req SendRequest) (res *SendResult, replayed bool, err error) {
+	return s.sendIdempotent(ctx, c, idemKey, req, true)
+}
+
+// sendIdempotent is SendIdempotent; without look it does not read the key
+// before paying, for a caller that has just read it free (a batch reads
+// all its keys in one statement, D61). A key bound since that read is
+// caught after the payout, as one bound by another node is.
+func (s *Service) sendIdempotent(ctx context.Context, c *Caller, idemKey string, req SendRequest, look bool) (res *SendResult, replayed bool, err error) {
 	if err := validIdempotencyKey(idemKey); err != nil {
 		return nil, false, err
 	}
@@ -36,8 +44,10 @@ func (s *Service) SendIdempotent(ctx context.Context, c *Caller, idemKey string,
 	}
 	defer unlock()
 	hash := requestHash(req)
-	if res, err := s.replay(ctx, c, idemKey, hash); !errors.Is(err, store.ErrNotFound) {
-		return res, err == nil, err
+	if look {
+		if res, err := s.replay(ctx, c, idemKey, hash); !errors.Is(err, store.ErrNotFound) {
+			return res, err == nil, err
+		}
 	}
 	res, err = s.send(ctx, c, req, &drip.Idempotency{Key: idemKey, RequestHash: hash, RateRemaining: c.RateRemaining})
 	var refusal *drip.Error
@@ -66,6 +76,12 @@ func (s *Service) replay(ctx context.Context, c *Caller, idemKey, hash string) (
 	if err != nil {
 		return nil, err
 	}
+	return replayOf(r, hash)
+}
+
+// replayOf is the original result of r's payout for a request of hash, or
+// CodeIdempotencyReuse when r was bound by another request.
+func replayOf(r *drip.Idempotency, hash string) (*SendResult, error) {
 	if r.RequestHash != hash {
 		return nil, errReuse()
 	}

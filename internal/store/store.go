@@ -120,6 +120,9 @@ type Reader interface {
 	KeyListByFaucet(ctx context.Context, faucetID int64) ([]drip.Key, error)
 
 	IdempotencyGet(ctx context.Context, faucetID int64, key string) (*drip.Idempotency, error)
+	// IdempotencyGetMany reads the faucet's keys among keys that are bound,
+	// in one statement (a batch of sends, D61); a key not bound is absent.
+	IdempotencyGetMany(ctx context.Context, faucetID int64, keys []string) ([]drip.Idempotency, error)
 	// KeySpendGet is a key's spend of the day in USD micros; 0 when none.
 	KeySpendGet(ctx context.Context, keyID, day int64) (int64, error)
 

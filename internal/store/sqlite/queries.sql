@@ -7,6 +7,10 @@ SELECT id FROM faucets WHERE id = $1;
 -- name: MigrationLock
 SELECT 1;
 
+-- name: IdempotencyGetMany
+SELECT {{IdempotencyColumns}} FROM idempotency_keys
+WHERE faucet_id = $1 AND idem_key IN (SELECT value FROM json_each($2));
+
 -- name: BalancesLock
 SELECT b.account_id, b.coin, b.amount
 FROM balances b JOIN json_each($1) AS r

@@ -45,6 +45,7 @@ type queries struct {
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                          stmt
 	FaucetListListed                                                                stmt
 	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                        stmt
+	IdempotencyGetMany                                                              stmt
 	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
 	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt
 	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet           stmt

@@ -313,6 +313,11 @@ faucet_id, idem_key, request_hash, payout_id, coin, balance, payout_user_hash, r
 -- name: IdempotencyGet
 SELECT {{IdempotencyColumns}} FROM idempotency_keys WHERE faucet_id = $1 AND idem_key = $2;
 
+-- IdempotencyGetMany: $2 is a JSON list of keys.
+-- name: IdempotencyGetMany
+SELECT {{IdempotencyColumns}} FROM idempotency_keys
+WHERE faucet_id = $1 AND idem_key = ANY (ARRAY(SELECT jsonb_array_elements_text($2::jsonb)));
+
 -- name: IdempotencyInsert
 INSERT INTO idempotency_keys ({{IdempotencyColumns}}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 

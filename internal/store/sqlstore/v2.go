@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -29,6 +30,22 @@ func (q *querier) IdempotencyGet(ctx context.Context, faucetID int64, key string
 	return scanIdempotency(func(dest ...any) error {
 		return q.scanRow(ctx, q.q.IdempotencyGet, []any{faucetID, key}, dest...)
 	})
+}
+
+func (q *querier) IdempotencyGetMany(ctx context.Context, faucetID int64, keys []string) ([]drip.Idempotency, error) {
+	body, err := json.Marshal(append([]string{}, keys...)) // a list, [] for none: never null
+	if err != nil {
+		return nil, err
+	}
+	var out []drip.Idempotency
+	err = q.list(ctx, q.q.IdempotencyGetMany, []any{faucetID, string(body)}, func(r Rows) error {
+		k, err := scanIdempotency(r.Scan)
+		if err == nil {
+			out = append(out, *k)
+		}
+		return err
+	})
+	return out, err
 }
 
 func (q *querier) IdempotencyInsert(ctx context.Context, r *drip.Idempotency) error {

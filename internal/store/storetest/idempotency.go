@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +82,34 @@ func testIdempotencyInsertGetAndDelete(t *testing.T, st store.Store) {
 		}
 	}
 
+	// Many keys in one read (D61): the bound ones of the faucet, each
+	// once, whatever else the list holds.
+	odd := want
+	odd.Key = `q"uo\te ü`
+	if err := insert(odd); err != nil {
+		t.Fatalf("IdempotencyInsert(%q): %v", odd.Key, err)
+	}
+	for _, c := range []struct {
+		faucetID int64
+		keys     []string
+		want     []drip.Idempotency
+	}{
+		{f.ID, []string{"order-43", want.Key, "", want.Key, odd.Key, "ORDER-42/RETRY:1"}, []drip.Idempotency{odd, want}},
+		{g.ID, []string{want.Key, odd.Key}, []drip.Idempotency{other}},
+		{f.ID, []string{"order-43"}, nil},
+		{f.ID, nil, nil},
+		{999999, []string{want.Key}, nil},
+	} {
+		got, err := st.IdempotencyGetMany(ctx, c.faucetID, c.keys)
+		if err != nil {
+			t.Fatalf("IdempotencyGetMany(%d, %q): %v", c.faucetID, c.keys, err)
+		}
+		slices.SortFunc(got, func(a, b drip.Idempotency) int { return strings.Compare(b.Key, a.Key) })
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("IdempotencyGetMany(%d, %q) (-want +got):\n%s", c.faucetID, c.keys, diff)
+		}
+	}
+
 	// Retention (D35): only rows used before the cut-off go.
 	for key, at := range map[string]time.Time{"old": t0.Add(-8 * 24 * time.Hour), "edge": t0.Add(-7 * 24 * time.Hour)} {
 		r := want
@@ -112,8 +142,8 @@ func testIdempotencyInsertGetAndDelete(t *testing.T, st store.Store) {
 	if n := deleteBefore(t0.Add(-7 * 24 * time.Hour)); n != 0 {
 		t.Errorf("IdempotencyDeleteBefore again = %d, want 0", n)
 	}
-	if n := deleteBefore(t0.Add(time.Microsecond)); n != 3 {
-		t.Errorf("IdempotencyDeleteBefore(just after t0) = %d, want 3 (both faucets' keys and the edge)", n)
+	if n := deleteBefore(t0.Add(time.Microsecond)); n != 4 {
+		t.Errorf("IdempotencyDeleteBefore(just after t0) = %d, want 4 (both faucets' keys, the odd one and the edge)", n)
 	}
 	if _, err := st.IdempotencyGet(ctx, g.ID, want.Key); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("IdempotencyGet of the other faucet's key after deleting everything: err = %v, want ErrNotFound", err)
