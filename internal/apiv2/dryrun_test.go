@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -125,6 +126,30 @@ func tables(t *testing.T, eng storetest.Engine) (store.Store, func() map[string]
 	return nil, nil
 }
 
+// payoutMetrics are the lines of /metrics counting payouts and refusals.
+func payoutMetrics(t *testing.T, env *apptest.Env) []string {
+	t.Helper()
+	resp, err := http.Get(env.Server.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: HTTP %d, %v", resp.StatusCode, err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "drip_payouts_total") || strings.HasPrefix(line, "drip_payout_refusals_total") {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("/metrics counts no payout or refusal:\n%s", body)
+	}
+	return out
+}
+
 func sqlStrings(t *testing.T, db *sql.DB, query string) []string {
 	t.Helper()
 	rows, err := db.Query(query)
@@ -196,7 +221,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 		for range 40 {
 			env.V2(t, spent, "/send", `{}`)
 		}
-		before := read()
+		before, metricsBefore := read(), payoutMetrics(t, env)
 
 		preOther := pre
 		preOther.Amount = 3000
@@ -298,6 +323,9 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 		if diff := cmp.Diff(before, read()); diff != "" {
 			t.Errorf("tables after the dry runs (-before +after):\n%s", diff)
+		}
+		if diff := cmp.Diff(metricsBefore, payoutMetrics(t, env)); diff != "" {
+			t.Errorf("payout and refusal metrics after the dry runs (-before +after):\n%s", diff)
 		}
 
 		// The real requests get what the dry runs said.
