@@ -28,6 +28,7 @@ var replyTypes = map[string]any{
 	"/ratelimits":                      RateLimits{},
 	"/low-balance-notification":        LowBalanceNotification{},
 	"/audit":                           AuditLog{},
+	"/events":                          Events{},
 	"/faucet/update":                   Faucet{},
 	"/ratelimits/set":                  RateLimits{},
 	"/ip-whitelist":                    IPWhitelist{},

@@ -227,6 +227,27 @@ func TestEveryV2Method(t *testing.T) {
 			t.Errorf("Audit: %+v, want the one entry recorded", audit.Entries)
 		}
 
+		// The events feed (D59): the payout sent above, read on from a
+		// cursor (on PostgreSQL an event is answered a moment after its
+		// commit, once no open transaction could precede it).
+		var evs *Events
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if evs, err = c.Events(ctx, EventsQuery{Types: []string{EventPayoutSent}, Limit: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if len(evs.Events) > 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		var sentData PayoutSent
+		if len(evs.Events) != 1 || evs.Events[0].Event != EventPayoutSent || json.Unmarshal(evs.Events[0].Data, &sentData) != nil ||
+			sentData.PayoutID != fmt.Sprint(sent.PayoutID) {
+			t.Errorf("Events: %+v, want the payout.sent of payout %d", evs, sent.PayoutID)
+		}
+		if more, err := c.Events(ctx, EventsQuery{After: evs.Next, Types: []string{EventPayoutSent}, Limit: 100}); err != nil || len(more.Events) != 0 {
+			t.Errorf("Events after the first payout's: %+v, %v; want none", more, err)
+		}
+
 		cost, err := c.ApprovalCost(ctx, "BTC")
 		if err != nil {
 			t.Fatal(err)

@@ -94,6 +94,7 @@ func Routes(ops *operation.Service) map[string]*operation.Op {
 		"/ratelimits":               ops.RateLimits,
 		"/low-balance-notification": ops.LowBalanceNotification,
 		"/audit":                    ops.Audit, // manage calls made through the tool server
+		"/events":                   ops.Events,
 
 		"/faucet/update":                   ops.UpdateFaucet,
 		"/ratelimits/set":                  ops.SetRateLimits,

@@ -192,6 +192,7 @@ var routes = []route{
 	{"/ratelimits", drip.ScopeRead},
 	{"/low-balance-notification", drip.ScopeRead},
 	{"/audit", drip.ScopeRead},
+	{"/events", drip.ScopeRead},
 	{"/faucet/update", drip.ScopeManage},
 	{"/ratelimits/set", drip.ScopeManage},
 	{"/ip-whitelist", drip.ScopeManage},

@@ -192,7 +192,7 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 		Limiter: opts.Limiter, Callers: opts.CallerLimiter, Keys: a.Keys, Prices: opts.Prices,
 		DefaultCoin: opts.DefaultCoin, Now: opts.Now, Observer: reg,
 	})
-	a.Ops = operation.New(operation.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Listing: a.Listing, Audit: a.Audit,
+	a.Ops = operation.New(operation.Deps{Payouts: a.Payouts, Faucets: a.Faucets, Listing: a.Listing, Audit: a.Audit, Events: webhook.NewFeed(st),
 		Rate: a.Rate, Now: opts.Now})
 	return a, nil
 }

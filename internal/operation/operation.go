@@ -25,6 +25,7 @@ import (
 	"github.com/dripfaucet/drip/internal/listing"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/ratelimit"
+	"github.com/dripfaucet/drip/internal/webhook"
 )
 
 // Deps are the services the operations call.
@@ -33,6 +34,7 @@ type Deps struct {
 	Faucets *faucet.Service
 	Listing *listing.Service
 	Audit   *audit.Service
+	Events  *webhook.Feed
 	Rate    ratelimit.Config // the request rate of every key (D40), which the rate-limit reads report
 	Now     func() time.Time
 }
@@ -135,6 +137,8 @@ type Service struct {
 	// Read scope (spec 4.2's read table).
 	Balance, Balances, Currencies, CheckAddress, Payouts, Faucet, DailyStats, UserStats, Transactions,
 	RateLimits, LowBalanceNotification, Audit *Op
+	// Events is the events feed (D59): v2's alone, as Audit.
+	Events *Op
 	// Manage scope.
 	UpdateFaucet, SetRateLimits, IPWhitelist, SetIPWhitelist, ToggleLowBalanceNotification,
 	AntiFraudRules, ToggleAntiFraud, UpdateAntiFraudRules *Op
@@ -165,6 +169,7 @@ func New(d Deps) *Service {
 		RateLimits:             Define("get_ratelimits", drip.ScopeRead, r.rateLimits),
 		LowBalanceNotification: Define("get_low_balance_notification", drip.ScopeRead, r.lowBalanceNotification),
 		Audit:                  Define("get_audit", drip.ScopeRead, r.audit),
+		Events:                 Define("get_events", drip.ScopeRead, r.events),
 
 		UpdateFaucet:                 Define("update_faucet_settings", drip.ScopeManage, r.updateFaucet),
 		SetRateLimits:                Define("set_ratelimits", drip.ScopeManage, r.setRateLimits),

@@ -8,7 +8,9 @@
 // claims outbox rows, builds each request here and sends it through a
 // client that enforces the URL rules of D53 at connect time; issue 13's
 // merchant callbacks share the worker. The console shows a new secret
-// (NewSecret) once. Nothing here logs, and no error carries a secret.
+// (NewSecret) once. Feed (feed.go) answers v2's events feed with the same
+// bodies, Body making both (D59). Nothing here logs, and no error carries
+// a secret.
 //
 // Every request carries two signatures over the same exact body bytes:
 //

@@ -58,12 +58,15 @@ FROM json_each($1) AS r;
 
 -- EventFeed (D59): with one writer, whose transaction holds the write
 -- lock from its first write to its commit, events commit in seq order,
--- so every committed event may be read; txid is always 0.
+-- so every committed event may be read. txid is always 0, so the
+-- position's order (txid, seq) > ($2, $3) is txid = $2 AND seq > $3,
+-- which SQLite seeks to in the index (a row value it would scan from
+-- the faucet's first event).
 -- name: EventFeed
 SELECT txid, seq, id, faucet_id, type,
   CASE WHEN instr(',' || $4 || ',', ',' || type || ',') > 0 THEN data END, created_at
 FROM events
-WHERE faucet_id = $1 AND (txid, seq) > ($2, $3)
+WHERE faucet_id = $1 AND txid = $2 AND seq > $3
 ORDER BY txid, seq LIMIT $5;
 
 -- name: IdempotencyInsertJSON

@@ -287,7 +287,6 @@ FROM events
 WHERE faucet_id = $1 AND (txid, seq) > ($2, $3) AND txid < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY txid, seq LIMIT $5;
 
-
 -- name: KeyColumns
 id, faucet_id, prefix, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, revoked_at, created_at, last_used_at
 
