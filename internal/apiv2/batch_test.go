@@ -455,3 +455,47 @@ func failedCode(t *testing.T, ev drip.Event) string {
 	}
 	return d.Error
 }
+
+// TestSendBatchDailyUSDCap: a capped key's batch pays until the cap (D36)
+// is used up, and no further, whatever order the items reach the ledger
+// in; an item in a coin without a USD price is 503 price_unavailable. The
+// dry run of the same batch says which items would be refused, in order.
+func TestSendBatchDailyUSDCap(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := checkedEnv(t, eng.Open(t), apptest.Options{Rate: unlimited, CallerRate: unlimited, Prices: btcAt("50000")})
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 1_000_000, "DOGE": 1_000_000})
+		for _, name := range []string{"alice", "bob", "carol"} {
+			env.User(t, name)
+		}
+		// $1 a day: 500 units of BTC at $50,000 are $0.25, so four items
+		// of 500 use the cap up exactly.
+		_, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID, Scopes: []drip.Scope{drip.ScopeSend}, DailyUSDCapMicros: 1_000_000})
+		var items []sendBody
+		for i := range 6 {
+			items = append(items, sendBody{IdempotencyKey: fmt.Sprintf("cap-%d", i), To: []string{"alice", "bob", "carol"}[i%3], Amount: 500, Currency: "BTC"})
+		}
+		items = append(items, sendBody{IdempotencyKey: "cap-doge", To: "alice", Amount: 500, Currency: "DOGE"})
+
+		dry := batch(t, env, secret, true, items...)
+		var got []string
+		for _, it := range dry.Items {
+			got = append(got, it.outcome())
+		}
+		want := []string{"200", "200", "200", "200", "429 daily_usd_cap_reached", "429 daily_usd_cap_reached", "503 price_unavailable"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("dry run (-want +got):\n%s", diff)
+		}
+
+		d := batch(t, env, secret, false, items...)
+		outcomes := map[string]int{}
+		for _, it := range d.Items {
+			outcomes[it.outcome()]++
+		}
+		if diff := cmp.Diff(map[string]int{"200": 4, "429 daily_usd_cap_reached": 2, "503 price_unavailable": 1}, outcomes); diff != "" {
+			t.Errorf("batch outcomes (-want +got):\n%s", diff)
+		}
+		if got := env.Balance(t, f.AccountID, "BTC"); got != 1_000_000-4*500 {
+			t.Errorf("faucet BTC %d, want %d: four items paid", got, 1_000_000-4*500)
+		}
+	})
+}
