@@ -42,8 +42,12 @@ func testCacheGeneration(t *testing.T, st store.Store) {
 			_, err = tx.UserCreate(ctx, &store.UserCreateParams{AccountID: acct, Username: "newcomer", Email: "newcomer@example.com", CreatedAt: t0})
 			return err
 		}},
-		{"payout hash", true, func(ctx context.Context, tx store.Tx) error { return tx.UserSetPayoutHash(ctx, owner.ID, "ab"+owner.PayoutUserHash[2:]) }},
-		{"user suspended", true, func(ctx context.Context, tx store.Tx) error { return tx.UserSetStatus(ctx, owner.ID, drip.UserSuspended) }},
+		{"payout hash", true, func(ctx context.Context, tx store.Tx) error {
+			return tx.UserSetPayoutHash(ctx, owner.ID, "ab"+owner.PayoutUserHash[2:])
+		}},
+		{"user suspended", true, func(ctx context.Context, tx store.Tx) error {
+			return tx.UserSetStatus(ctx, owner.ID, drip.UserSuspended)
+		}},
 		{"user email", true, func(ctx context.Context, tx store.Tx) error {
 			return tx.UserSetEmail(ctx, &store.UserSetEmailParams{ID: owner.ID, Email: "owner2@example.com"})
 		}},
