@@ -40,6 +40,7 @@ type Service struct {
 	prices      price.Source
 	now         func() time.Time
 	sending     inflight
+	batchSlots  chan struct{} // the batch items being sent at once (batchInFlight)
 	defaultCoin string
 	obs         Observer
 }
@@ -92,7 +93,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{obs: obs, store: d.Store, faucets: d.Faucets, users: d.Users, coins: d.Coins,
 		ledger: d.Ledger, limiter: d.Limiter, callers: d.Callers, keys: d.Keys, prices: d.Prices, now: d.Now, defaultCoin: cmp.Or(drip.Symbol(d.DefaultCoin), "BTC"),
-		sending: inflight{m: map[string]chan struct{}{}}}
+		sending: inflight{m: map[string]chan struct{}{}}, batchSlots: make(chan struct{}, batchInFlight)}
 }
 
 // Caller is a faucet whose request passed authorization: its key is valid,
