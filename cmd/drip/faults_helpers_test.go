@@ -351,18 +351,32 @@ type attempt struct {
 	// probed: answered outcome_unknown, the database was asked at once
 	// whether the payout was committed, and committed is what it said.
 	probed, committed bool
+	// A batch item's: the batch's request (1, 2...), what occurrence of
+	// its key the item is ("" the first, "duplicate", "reuse"), and the
+	// refusal it is meant to get in place of paid ("" none).
+	try        int
+	item, want string
 }
 
 // faultSend is one logical send: a tag, unique to it (the payout's
 // referral and, on v2, its idempotency key), and the requests made for it.
 // A v1 send is one request; a v2 send is retried with the same key after
-// an outage answer or a transport error, a few times.
+// an outage answer or a transport error, a few times. A batch item's
+// attempts are its key's answers in each request of its batch, those of a
+// duplicate or a reuse of the key included.
 type faultSend struct {
 	tag      string
-	api      string // "v1" or "v2"
+	api      string // "v1", "v2" or "batch"
 	to       *drip.User
 	attempts []attempt
+	batch    *faultBatch // a batch item's
 }
+
+// apis are the kinds of request of a client's turn, in order.
+var apis = []string{"v1", "v2", "batch"}
+
+// apiIndex is the index of an api in apis.
+func apiIndex(api string) int { return slices.Index(apis, api) }
 
 // paidIDs are the payout ids the send's answers acknowledged.
 func (s *faultSend) paidIDs() []int64 {
@@ -375,21 +389,46 @@ func (s *faultSend) paidIDs() []int64 {
 	return ids
 }
 
-// answeredOnly reports whether every answer of the send was this one.
-func (s *faultSend) answeredOnly(answer string) bool {
-	for _, a := range s.attempts {
-		if a.answer != answer {
-			return false
-		}
+// settled reports whether the send's outcome was learnt: paid, refused
+// (a batch item meant to be), or every answer unavailable. A reuse of a
+// batch item's key answers for another request, not for the key's.
+func (s *faultSend) settled() bool {
+	if len(s.paidIDs()) > 0 {
+		return true
 	}
-	return len(s.attempts) > 0
+	answers, unavailable := 0, 0
+	for _, a := range s.attempts {
+		switch {
+		case a.item == "reuse":
+			continue
+		case strings.HasPrefix(a.answer, answerRefused):
+			return true
+		case a.answer == answerNothing:
+			unavailable++
+		}
+		answers++
+	}
+	return answers > 0 && unavailable == answers
 }
 
 func (s *faultSend) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s send %s to %s:", s.api, s.tag, s.to.Username)
+	if s.batch != nil {
+		fmt.Fprintf(&b, " (item of batch %s)", s.batch.tag)
+	}
 	for i, a := range s.attempts {
-		fmt.Fprintf(&b, "\n    try %d at %s after %s: %s %s", i+1, a.at.Format("15:04:05.000"), a.latency.Round(time.Millisecond), a.answer, a.detail)
+		try := i + 1
+		if a.try > 0 {
+			try = a.try
+		}
+		fmt.Fprintf(&b, "\n    try %d at %s after %s: %s %s", try, a.at.Format("15:04:05.000"), a.latency.Round(time.Millisecond), a.answer, a.detail)
+		if a.item != "" {
+			fmt.Fprintf(&b, " (a %s of the key in its batch)", a.item)
+		}
+		if a.want != "" {
+			fmt.Fprintf(&b, " (meant to be %s)", a.want)
+		}
 		if a.replayed {
 			b.WriteString(" (replayed)")
 		}
@@ -400,8 +439,9 @@ func (s *faultSend) String() string {
 	return b.String()
 }
 
-// sendLoad is a closed-loop load: clients each sending, v1 and v2 in turn,
-// small amounts to random recipients, one send after the other.
+// sendLoad is a closed-loop load: clients each sending, a v1 send, a v2
+// send and a v2 batch in turn, small amounts to random recipients, one
+// request (and its retries) after the other.
 type sendLoad struct {
 	clients   int
 	base      string
@@ -411,12 +451,13 @@ type sendLoad struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu    sync.Mutex
-	sends []*faultSend
-	paid  int64     // requests answered as paid
-	last  time.Time // when the latest of them was sent
-	began time.Time
-	took  time.Duration
+	mu      sync.Mutex
+	sends   []*faultSend // a batch's items included
+	batches []*faultBatch
+	paid    int64     // requests answered as paid (a batch: with an item paid)
+	last    time.Time // when the latest of them was sent
+	began   time.Time
+	took    time.Duration
 }
 
 func startSendLoad(t *testing.T, base string, db *faultDB, fx *faultFixture, clients int) *sendLoad {
@@ -445,13 +486,27 @@ func (l *sendLoad) stop() []*faultSend {
 	return l.sends
 }
 
+// doneBatches are the batches of the sends stop returned.
+func (l *sendLoad) doneBatches() []*faultBatch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.batches
+}
+
 func (l *sendLoad) run(ctx context.Context, client int) {
 	for seq := 0; ctx.Err() == nil; seq++ {
-		s := &faultSend{
-			tag: fmt.Sprintf("c%02d-%06d", client, seq),
-			api: []string{"v1", "v2"}[(client+seq)%2],
-			to:  l.fx.recipients[rand.N(len(l.fx.recipients))],
+		tag := fmt.Sprintf("c%02d-%06d", client, seq)
+		api := apis[(client+seq)%len(apis)]
+		if api == "batch" {
+			b := l.newBatch(tag)
+			l.sendBatch(b)
+			l.mu.Lock()
+			l.sends = append(l.sends, b.sends...)
+			l.batches = append(l.batches, b)
+			l.mu.Unlock()
+			continue
 		}
+		s := &faultSend{tag: tag, api: api, to: l.fx.recipients[rand.N(len(l.fx.recipients))]}
 		for try := 1; ; try++ {
 			a := l.request(s)
 			if a.answer == answerUnknown && l.committed != nil {
@@ -637,14 +692,14 @@ func (c *tally) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// answerCounts counts answers (requests, retries included) per kind and
-// API: "paid 900 (v1 450, v2 450)".
-func answerCounts(sends []*faultSend) (total int, counts map[string][2]int, line string) {
-	counts = map[string][2]int{}
+// answerCounts counts answers (requests, retries included; a batch's by
+// item) per kind and API: "paid 900 (v1 300, v2 300, batch 300)".
+func answerCounts(sends []*faultSend) (total int, counts map[string][3]int, line string) {
+	counts = map[string][3]int{}
 	for _, s := range sends {
 		for _, a := range s.attempts {
 			c := counts[a.answer]
-			c[map[string]int{"v1": 0, "v2": 1}[s.api]]++
+			c[apiIndex(s.api)]++
 			counts[a.answer] = c
 			total++
 		}
@@ -659,9 +714,9 @@ func answerCounts(sends []*faultSend) (total int, counts map[string][2]int, line
 	var parts []string
 	for _, name := range names {
 		c := counts[name]
-		part := fmt.Sprintf("%s %d", name, c[0]+c[1])
-		if c[0]+c[1] > 0 {
-			part += fmt.Sprintf(" (v1 %d, v2 %d)", c[0], c[1])
+		part := fmt.Sprintf("%s %d", name, c[0]+c[1]+c[2])
+		if c[0]+c[1]+c[2] > 0 {
+			part += fmt.Sprintf(" (v1 %d, v2 %d, batch %d)", c[0], c[1], c[2])
 		}
 		parts = append(parts, part)
 	}

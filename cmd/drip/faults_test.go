@@ -1,7 +1,8 @@
 // The fault-injection suite (issue 9, item 7): drip serve, the real binary,
-// pays a closed loop of v1 and v2 sends while PostgreSQL's network is
-// reset, blackholed or refused, Redis's likewise, or the process is killed;
-// then the database is read directly for what every answer promised.
+// pays a closed loop of v1 and v2 sends and v2 batches (D61) while
+// PostgreSQL's network is reset, blackholed or refused, Redis's likewise,
+// or the process is killed; then the database is read directly for what
+// every answer promised, each batch item's as each send's.
 //
 // The default run is short: a few faults of each kind, about a minute on
 // two cores. The long run injects at least 100 resets, 20 blackholes and 20
@@ -45,8 +46,8 @@ import (
 // run side by side; a run's faults one after the other.
 func TestFaults(t *testing.T) {
 	p := faultProfileFromEnv(t)
-	t.Logf("profile %s: %d clients, each sending v1 and v2 in turn; every answer within %s (request timeout %s)",
-		p.name, p.clients, latencyCeiling, faultRequestTimeout)
+	t.Logf("profile %s: %d clients, each sending v1, v2 and a v2 batch of %d to %d items in turn; every answer within %s (request timeout %s)",
+		p.name, p.clients, batchMin, batchMax, latencyCeiling, faultRequestTimeout)
 
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
@@ -55,8 +56,8 @@ func TestFaults(t *testing.T) {
 		// started again on the same database and address. Promise (D4, D6):
 		// a payout commits whole before it is answered, or not at all, so a
 		// crash loses only requests it never answered: every paid answer
-		// is stored, no tag is paid twice (v2 retries included), and the
-		// ledger reconciles.
+		// is stored, no tag is paid twice (v2 and batch retries included),
+		// and the ledger reconciles.
 		t.Run("kill", func(t *testing.T) {
 			r := startFaultRun(t, "sqlite/kill", sqliteDB(t), p, runExpect{killed: true})
 			r.killRestart(p.kills)
@@ -372,7 +373,7 @@ func (r *faultRun) finish() {
 	sends := r.load.stop()
 	r.node.stop(t)
 
-	answers := r.checkAnswers(sends)
+	answers := r.checkAnswers(sends, r.load.doneBatches())
 	promises := r.checkPromises(sends)
 	if t.Failed() {
 		if lines := r.node.errorLines(40); len(lines) > 0 {
@@ -395,7 +396,7 @@ func (r *faultRun) finish() {
 
 // checkAnswers holds every answer to what the run's faults allow, and
 // returns the load's and the answers' part of the summary.
-func (r *faultRun) checkAnswers(sends []*faultSend) string {
+func (r *faultRun) checkAnswers(sends []*faultSend, batches []*faultBatch) string {
 	t := r.t
 	allowed := []string{answerPaid, answerNothing, answerUnknown}
 	if r.expect.killed {
@@ -404,22 +405,32 @@ func (r *faultRun) checkAnswers(sends []*faultSend) string {
 	if r.expect.onlyPaid {
 		allowed = []string{answerPaid}
 	}
+	// A batch item meant to be refused is allowed that refusal in place of paid.
+	allowedFor := func(a attempt) []string {
+		if a.want == "" {
+			return allowed
+		}
+		return slices.Replace(slices.Clone(allowed), 0, 1, a.want)
+	}
 	var unexpected, slow []string
-	var v1, v2, retries, replays int
+	var n [3]int
+	var retries, batchRetries, requests, replays, dupReplays int
 	var longest time.Duration
 	for _, s := range sends {
-		if s.api == "v1" {
-			v1++
-		} else {
-			v2++
+		n[apiIndex(s.api)]++
+		if s.api != "batch" {
+			requests += len(s.attempts)
+			retries += len(s.attempts) - 1
 		}
-		retries += len(s.attempts) - 1
 		for _, a := range s.attempts {
 			longest = max(longest, a.latency)
 			if a.replayed {
 				replays++
+				if a.item == "duplicate" {
+					dupReplays++
+				}
 			}
-			if !slices.Contains(allowed, a.answer) {
+			if !slices.Contains(allowedFor(a), a.answer) {
 				unexpected = append(unexpected, s.String())
 			}
 			if a.latency > latencyCeiling {
@@ -432,25 +443,45 @@ func (r *faultRun) checkAnswers(sends []*faultSend) string {
 			t.Errorf("%s %d times; the first:\n  %s", what, len(bad), strings.Join(bad[:min(len(bad), 5)], "\n  "))
 		}
 	}
-	report(fmt.Sprintf("an answer other than %s", strings.Join(allowed, ", ")), unexpected)
+	report(fmt.Sprintf("an answer other than %s (a batch item meant to be refused: that refusal in place of paid)", strings.Join(allowed, ", ")), unexpected)
 	report(fmt.Sprintf("an answer after the ceiling of %s (a hang)", latencyCeiling), slow)
+	var problems []string
+	for _, b := range batches {
+		requests += b.tries
+		batchRetries += b.tries - 1
+		for _, p := range b.problems {
+			problems = append(problems, p+": "+b.String())
+		}
+	}
+	report("a batch's counts of paid, replayed and failed not its items'", problems)
 
-	total, counts, line := answerCounts(sends)
-	sum := func(answers ...string) (n int) {
+	_, counts, line := answerCounts(sends)
+	sum := func(api int, answers ...string) (n int) {
 		for _, a := range answers {
-			n += counts[a][0] + counts[a][1]
+			for i, c := range counts[a] {
+				if api < 0 || api == i {
+					n += c
+				}
+			}
 		}
 		return n
 	}
-	if r.expect.outage && sum(answerNothing, answerUnknown) == 0 {
+	if r.expect.outage && sum(-1, answerNothing, answerUnknown) == 0 {
 		t.Errorf("no request was answered unavailable or outcome_unknown: the faults never reached one")
 	}
-	if r.expect.killed && sum(answerTransport) == 0 {
+	if r.expect.killed && sum(-1, answerTransport) == 0 {
 		t.Errorf("no request lost its connection: the kills never reached one")
 	}
-	return fmt.Sprintf("load: %d clients, %d sends (v1 %d, v2 %d) in %s; %d requests, %d of them v2 retries, %d answered by a replay | answers: %s | latency max %s (ceiling %s)",
-		r.load.clients, len(sends), v1, v2, r.load.took.Round(time.Second), total, retries, replays,
-		line, longest.Round(time.Millisecond), latencyCeiling)
+	// Batches are in flight when the faults strike, or they test nothing.
+	if r.expect.outage && sum(apiIndex("batch"), answerNothing, answerUnknown) == 0 {
+		t.Errorf("no batch item was answered unavailable or outcome_unknown: the faults never reached a batch")
+	}
+	if r.expect.killed && sum(apiIndex("batch"), answerTransport) == 0 {
+		t.Errorf("no batch lost its connection: the kills never reached one")
+	}
+	return fmt.Sprintf("load: %d clients, %d sends (v1 %d, v2 %d, batch items %d in %d batches) in %s; %d requests, %d of them v2 retries and %d batch retries; %d answers by a replay (%d of them a duplicate in its batch) | answers (a batch's by item): %s | latency max %s (ceiling %s)",
+		r.load.clients, len(sends), n[0], n[1], n[2], len(batches), r.load.took.Round(time.Second), requests, retries, batchRetries,
+		replays, dupReplays, line, longest.Round(time.Millisecond), latencyCeiling)
 }
 
 // checkPromises reads the database directly and checks what the answers
@@ -516,13 +547,16 @@ func (r *faultRun) checkPromises(sends []*faultSend) string {
 		}
 		check(fmt.Sprintf("each paid answer a stored payout with its tag, amount and recipient (%d)", acked), lost)
 
-		// D35: a v2 key binds at most one payout, and every answer for it
-		// names that payout.
+		// D35: a v2 key (a batch item's too, D61) binds at most one
+		// payout, and every answer for it names that payout.
 		var keys []string
-		v2 := 0
+		var v2, inBatches int
 		for _, s := range sends {
-			if s.api != "v2" {
+			switch s.api {
+			case "v1":
 				continue
+			case "batch":
+				inBatches++
 			}
 			v2++
 			answered := slices.Compact(slices.Sorted(slices.Values(s.paidIDs())))
@@ -540,7 +574,13 @@ func (r *faultRun) checkPromises(sends []*faultSend) string {
 				keys = append(keys, fmt.Sprintf("payouts %v stored, the key bound to none: %s", stored, s))
 			}
 		}
-		check(fmt.Sprintf("each v2 key bound to one payout at most, the one its answers name (%d keys)", v2), keys)
+		check(fmt.Sprintf("each v2 key bound to one payout at most, the one its answers name (%d keys, %d of them batch items')", v2, inBatches), keys)
+
+		// D61: a duplicate in a batch is answered as its key's first
+		// occurrence; an item refused as meant pays nothing.
+		dups, refusedPaid, nDups, nRefused := checkBatchItems(sends, byTag)
+		check(fmt.Sprintf("each duplicate in a batch answered as its first, a payout as its replay (%d)", nDups), dups)
+		check(fmt.Sprintf("no batch item refused as meant paid: no payout for its key, none for a reused key's other request (%d refused answers)", nRefused), refusedPaid)
 
 		// D58: a try answered unavailable did nothing, so a payout was
 		// made by a try that could have made it: one answered paid (not
@@ -636,16 +676,17 @@ func (r *faultRun) checkPromises(sends []*faultSend) string {
 }
 
 // unacknowledged counts the sends never answered paid nor unavailable
-// (their outcome unknown to the client, or their connection lost), and
-// those of them committed all the same: what a v1 client that retried
-// them would have paid twice, and what v2's retries could not settle.
+// (their outcome unknown to the client, or their connection lost), nor
+// refused (a batch item meant to be), and those of them committed all the
+// same: what a v1 client that retried them would have paid twice, and
+// what v2's and batches' retries could not settle.
 func unacknowledged(sends []*faultSend, byTag map[string][]drip.Payout) string {
-	var n, landed [2]int
+	var n, landed [3]int
 	for _, s := range sends {
-		if len(s.paidIDs()) > 0 || s.answeredOnly(answerNothing) {
+		if s.settled() {
 			continue
 		}
-		i := map[string]int{"v1": 0, "v2": 1}[s.api]
+		i := apiIndex(s.api)
 		n[i]++
 		if len(byTag[s.tag]) > 0 {
 			landed[i]++
@@ -662,7 +703,8 @@ func unacknowledged(sends []*faultSend, byTag map[string][]drip.Payout) string {
 			}
 		}
 	}
-	line := fmt.Sprintf("outcome never learnt: v1 %d (%d committed), v2 after retries %d (%d committed)", n[0], landed[0], n[1], landed[1])
+	line := fmt.Sprintf("outcome never learnt: v1 %d (%d committed), v2 after retries %d (%d committed), batch items after retries %d (%d committed)",
+		n[0], landed[0], n[1], landed[1], n[2], landed[2])
 	if probed > 0 {
 		line += fmt.Sprintf("; outcome_unknown answers already committed when answered: %d of %d", already, probed)
 	}
