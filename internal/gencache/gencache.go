@@ -15,8 +15,11 @@ package gencache
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/store"
 )
 
 // Generation reads the cache generation for many callers at once. A
@@ -97,7 +100,9 @@ func (g *Generation) current(ctx context.Context) (int64, error) {
 	case <-r.done:
 		return r.gen, r.err
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		// The database did not answer in the request's time: an outage
+		// (D58), answered as such, not an internal error.
+		return 0, fmt.Errorf("%w: waiting for the cache generation: %w", store.ErrUnavailable, ctx.Err())
 	}
 }
 

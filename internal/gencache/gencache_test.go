@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/store"
 )
 
 // source is a generation in memory whose reads can be held, to order them
@@ -96,8 +98,8 @@ func TestGenerationCallerGivesUp(t *testing.T) {
 	go func() { gen, _ := g.Current(context.Background()); other <- gen }()
 	release := <-src.hold
 	cancel()
-	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the caller who gave up got %v", err)
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) || !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("the caller who gave up got %v, want unavailable (D58) for its canceled context", err)
 	}
 	close(release)
 	// The other caller may share that read or need one more.
