@@ -42,19 +42,27 @@ func TestBenchShort(t *testing.T) {
 			// request of the window outlasted it), which says nothing
 			// about drip.
 			args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", strings.Join(issue5Scenarios, ",")}
-			cmd := exec.Command(dripBin, append(args, dbArgs...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("drip bench --short: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-			}
-			var rep bench.Report
-			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-				t.Fatalf("output is not a report: %v\n%s", err, stdout.String())
-			}
-			checkShortReport(t, engine, &rep)
+			rep := runBenchReport(t, append(args, dbArgs...))
+			checkShortReport(t, engine, rep)
 		})
 	}
+}
+
+// runBenchReport runs drip with args, which ask for a --json report, and
+// returns the report; a failed run or an output that is no report fails t.
+func runBenchReport(t *testing.T, args []string) *bench.Report {
+	t.Helper()
+	cmd := exec.Command(dripBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("drip %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("output is not a report: %v\n%s", err, stdout.String())
+	}
+	return &rep
 }
 
 func checkShortReport(t *testing.T, engine string, rep *bench.Report) {
@@ -167,17 +175,8 @@ func TestBenchShortWebhooks(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
 			args := []string{"bench", "--short", "--scenarios", "webhooks", "--concurrency", "8", "--duration", "1s", "--webhook-backlog", "500", "--json"}
-			cmd := exec.Command(dripBin, append(args, dbArgs...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("drip bench --scenarios webhooks: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-			}
-			var rep bench.Report
-			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-				t.Fatalf("output is not a report: %v\n%s", err, stdout.String())
-			}
-			checkWebhooksReport(t, engine, &rep)
+			rep := runBenchReport(t, append(args, dbArgs...))
+			checkWebhooksReport(t, engine, rep)
 		})
 	}
 }
@@ -267,16 +266,7 @@ func TestBenchShortBatch(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
 			args := []string{"bench", "--short", "--scenarios", "batch", "--concurrency", "4", "--duration", "2s", "--rates", "none", "--json"}
-			cmd := exec.Command(dripBin, append(args, dbArgs...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("drip bench --scenarios batch: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-			}
-			var rep bench.Report
-			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-				t.Fatalf("output is not a report: %v\n%s", err, stdout.String())
-			}
+			rep := runBenchReport(t, append(args, dbArgs...))
 			if rep.Engine != engine || !rep.OK {
 				t.Errorf("engine %q ok %v; want %q and ok", rep.Engine, rep.OK, engine)
 			}
