@@ -14,7 +14,8 @@ type Report struct {
 	// Accounts lists balances that differ from the sum of their journal
 	// entries, or are negative where they may not be.
 	Accounts []store.AccountMismatch `json:"accounts"`
-	// Payouts lists payouts whose journal transfer is missing or disagrees.
+	// Payouts lists payouts whose journal transfer is missing or disagrees,
+	// or whose faucet or recipient is missing (D64).
 	Payouts []int64 `json:"payouts"`
 }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
@@ -95,6 +98,30 @@ func TestTwoNodesShareOneDatabase(t *testing.T) {
 	for name, st := range map[string]store.Store{"first": first, "second": second} {
 		if b, err := st.BalanceGet(ctx, account, "BTC"); err != nil || b != 0 {
 			t.Errorf("%s node reads the final balance as %d, %v; want 0", name, b, err)
+		}
+	}
+}
+
+// TestNamedRowsAreNeverDeleted: payouts and events name faucets and users
+// without a foreign key (D64), so the database refuses to delete them (or
+// to empty the journal), and a reference right when written stays right.
+func TestNamedRowsAreNeverDeleted(t *testing.T) {
+	requirePostgres(t)
+	t.Parallel()
+	ctx := context.Background()
+	_, url := storetest.OpenPostgresURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		"DELETE FROM faucets", "DELETE FROM users WHERE id = 1", "TRUNCATE faucets CASCADE",
+		"TRUNCATE users CASCADE", "TRUNCATE transfers CASCADE",
+	} {
+		_, err := conn.Exec(ctx, sql)
+		if err == nil || !strings.Contains(err.Error(), "never deleted") {
+			t.Errorf("%s: err = %v, want the database to refuse it", sql, err)
 		}
 	}
 }

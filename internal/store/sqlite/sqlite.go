@@ -35,8 +35,13 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 		return nil, err
 	}
 	// synchronous=FULL: a commit is on disk before it is acknowledged.
+	// temp_store=MEMORY keeps each batch statement's statement journal (the
+	// pages it changed, kept to undo the statement alone) in memory: past
+	// 64 KiB SQLite spills it to a temporary file, which a batch of payouts
+	// exceeds, and then opens, writes and deletes a file per statement. The
+	// journal is the statement's undo, never needed after a crash.
 	pragmas := url.Values{"_pragma": {
-		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
+		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",
 	}}
 	writer, err := sql.Open("sqlite", "file:"+path+"?"+pragmas.Encode()+"&_txlock=immediate")
 	if err != nil {

@@ -90,10 +90,25 @@ func parseQueries(src string, into map[string]string) {
 		if i+1 < len(locs) {
 			end = locs[i+1][0]
 		}
-		body := strings.TrimSpace(src[loc[1]:end])
-		body = strings.TrimSuffix(body, ";")
-		into[src[loc[2]:loc[3]]] = body
+		into[src[loc[2]:loc[3]]] = statementBody(src[loc[1]:end])
 	}
+}
+
+// statementBody is one block's statement without the comment lines that
+// follow it (the heading of the next group of statements) and without its
+// final semicolon. Whatever follows a statement's ";" makes SQLite's
+// driver take the text for a script of several statements, which it
+// parses again on every call instead of running the prepared statement.
+func statementBody(block string) string {
+	body := strings.TrimSpace(block)
+	for {
+		i := strings.LastIndexByte(body, '\n')
+		if !strings.HasPrefix(strings.TrimSpace(body[i+1:]), "--") {
+			break
+		}
+		body = strings.TrimSpace(body[:max(i, 0)])
+	}
+	return strings.TrimSuffix(body, ";")
 }
 
 func loadQueries(overrides string, rebind func(string) string) (*queries, error) {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,5 +87,42 @@ func testReconcileBroken(t *testing.T, st store.Store) {
 	}
 	if diff := cmp.Diff([]int64{bad}, payouts); diff != "" {
 		t.Errorf("ReconcilePayouts (-want +got):\n%s (payout %d is correct)", diff, good.ID)
+	}
+}
+
+// testReconcileNamesNobody: a payout naming a recipient or a faucet that
+// does not exist never goes unnoticed. SQLite's schema refuses it;
+// PostgreSQL's payouts keep no foreign keys (D64), and there reconcile
+// reports it (D3).
+func testReconcileNamesNobody(t *testing.T, st store.Store) {
+	owner := newUser(t, st, "owner")
+	alice := newUser(t, st, "alice")
+	f := newFaucet(t, st, owner, "key")
+	deposit(t, st, f.AccountID, "BTC", 1000)
+	good := pay(t, st, f, alice, "BTC", 100, "", t0)
+	for name, p := range map[string]drip.Payout{
+		"an unknown recipient": {FaucetID: f.ID, RecipientID: 999999, To: "nobody", Coin: "BTC", Amount: 10, CreatedAt: t0},
+		"an unknown faucet":    {FaucetID: 999999, RecipientID: alice.ID, To: "alice", Coin: "BTC", Amount: 10, CreatedAt: t0},
+	} {
+		var id int64
+		err := try(st, func(ctx context.Context, tx store.Tx) error {
+			tr, err := move(ctx, tx, "BTC", f.AccountID, alice.AccountID, p.Amount, "payout", t0)
+			if err != nil {
+				return err
+			}
+			id, err = tx.PayoutInsert(ctx, &p, tr)
+			return err
+		})
+		if err != nil {
+			t.Logf("a payout naming %s: refused by the schema (%v)", name, err)
+			continue
+		}
+		payouts, err := st.ReconcilePayouts(context.Background())
+		if err != nil {
+			t.Fatalf("ReconcilePayouts: %v", err)
+		}
+		if !slices.Contains(payouts, id) || slices.Contains(payouts, good.ID) {
+			t.Errorf("a payout naming %s (%d) was written; ReconcilePayouts = %v, want it reported and not %d", name, id, payouts, good.ID)
+		}
 	}
 }

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"TransactionListSignedNewestFirstAndPaged", testTransactionListSignedNewestFirst},
 		{"ReconcileCleanLedgerIsEmpty", testReconcileClean},
 		{"ReconcileFindsABrokenLedger", testReconcileBroken},
+		{"ReconcileFindsAPayoutNamingNobody", testReconcileNamesNobody},
 		// payouts.go, events.go, refusals.go
 		{"PayoutListNewestFirstWithCoinAndLimit", testPayoutList},
 		{"PayoutWindowCounts", testPayoutWindow},

@@ -1,0 +1,54 @@
+package sqlstore
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestStatementsAreSingle: every statement, as each engine loads it, is
+// one statement with nothing after it. A comment left after a statement's
+// ";" made SQLite's driver parse BalancesDebit and EventsInsertJSON again
+// on every batch, as a script, instead of running them prepared.
+func TestStatementsAreSingle(t *testing.T) {
+	for _, file := range []string{"../sqlite/queries.sql", "../postgres/queries.sql"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := loadQueries(string(src), func(s string) string { return s })
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := reflect.ValueOf(q).Elem()
+		for i := 0; i < v.NumField(); i++ {
+			s := v.Field(i).Interface().(stmt)
+			var code []string
+			for _, line := range strings.Split(s.sql, "\n") {
+				if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+					code = append(code, line)
+				}
+			}
+			if strings.Contains(strings.Join(code, "\n"), ";") {
+				t.Errorf("%s, %s: more than one statement, or text after the statement:\n%s", file, s.name, s.sql)
+			}
+			if strings.HasSuffix(strings.TrimSpace(s.sql), "--") || strings.Contains(s.sql[strings.LastIndexByte(s.sql, '\n')+1:], "--") {
+				t.Errorf("%s, %s: ends in a comment:\n%s", file, s.name, s.sql)
+			}
+		}
+	}
+}
+
+func TestStatementBody(t *testing.T) {
+	for in, want := range map[string]string{
+		"\nSELECT 1;\n":                                "SELECT 1",
+		"\nSELECT 1;\n\n-- The next group.\n":          "SELECT 1",
+		"\n-- Why.\nSELECT 1;\n\n-- Next.\n-- More.\n": "-- Why.\nSELECT 1",
+		"\nSELECT 1":                                   "SELECT 1",
+	} {
+		if got := statementBody(in); got != want {
+			t.Errorf("statementBody(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
