@@ -11,14 +11,18 @@ SELECT 1;
 SELECT {{IdempotencyColumns}} FROM idempotency_keys
 WHERE faucet_id = $1 AND idem_key IN (SELECT value FROM json_each($2));
 
+-- The batch statements read their JSON array parameter with jsonb_each:
+-- its value column is each row's object in SQLite's binary JSON, which
+-- ->> reads without parsing text again, as it would for each field of
+-- json_each's text (a tenth of the ledger's CPU, issue 16).
 -- name: BalancesLock
 SELECT b.account_id, b.coin, b.amount
-FROM balances b JOIN json_each($1) AS r
+FROM balances b JOIN jsonb_each($1) AS r
   ON b.account_id = r.value ->> 'account_id' AND b.coin = r.value ->> 'coin';
 
 -- name: BalancesDebit
 UPDATE balances SET amount = balances.amount - (r.value ->> 'amount')
-FROM json_each($1) AS r
+FROM jsonb_each($1) AS r
 WHERE balances.account_id = r.value ->> 'account_id' AND balances.coin = r.value ->> 'coin'
   AND balances.amount >= r.value ->> 'amount';
 
@@ -37,24 +41,24 @@ SELECT (SELECT COALESCE(MAX(id), 0) FROM payouts) + i FROM n;
 INSERT INTO transfers (id, coin, from_account, to_account, amount, kind, created_at)
 SELECT r.value ->> 'id', r.value ->> 'coin', r.value ->> 'from_account', r.value ->> 'to_account',
   r.value ->> 'amount', 'payout', $2
-FROM json_each($1) AS r;
+FROM jsonb_each($1) AS r;
 
 -- name: PayoutsInsertJSON
 INSERT INTO payouts (id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
 SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'recipient_id', r.value ->> 'transfer_id',
   r.value ->> 'to_given', r.value ->> 'coin', r.value ->> 'amount', r.value ->> 'ip_address', r.value ->> 'referral', $2
-FROM json_each($1) AS r;
+FROM jsonb_each($1) AS r;
 
 -- name: BalancesCreditJSON
 INSERT INTO balances (account_id, coin, amount)
 SELECT r.value ->> 'account_id', r.value ->> 'coin', r.value ->> 'amount'
-FROM json_each($1) AS r WHERE true
+FROM jsonb_each($1) AS r WHERE true
 ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount;
 
 -- name: EventsInsertJSON
 INSERT INTO events (id, faucet_id, type, data, created_at)
 SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'type', r.value ->> 'data', $2
-FROM json_each($1) AS r;
+FROM jsonb_each($1) AS r;
 
 -- EventFeed (D59): with one writer, whose transaction holds the write
 -- lock from its first write to its commit, events commit in seq order,
@@ -73,13 +77,13 @@ ORDER BY txid, seq LIMIT $5;
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})
 SELECT r.value ->> 'faucet_id', r.value ->> 'idem_key', r.value ->> 'request_hash', r.value ->> 'payout_id',
   r.value ->> 'coin', r.value ->> 'balance', r.value ->> 'payout_user_hash', r.value ->> 'rate_remaining', $2
-FROM json_each($1) AS r;
+FROM jsonb_each($1) AS r;
 
 -- name: NotificationsInsertJSON
 INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at)
 SELECT r.value ->> 'faucet_id', r.value ->> 'kind', r.value ->> 'coin', r.value ->> 'threshold',
   r.value ->> 'balance', $2, $2
-FROM json_each($1) AS r;
+FROM jsonb_each($1) AS r;
 
 -- name: NotificationDue
 SELECT {{NotificationColumns}} FROM notifications
@@ -117,7 +121,7 @@ ORDER BY d.next_attempt_at, d.id;
 INSERT INTO outbox_attempts (delivery_id, n, at, status, latency_us, error, reply)
 SELECT r.value ->> 'delivery_id', r.value ->> 'n', r.value ->> 'at', r.value ->> 'status', r.value ->> 'latency_us',
   r.value ->> 'error', r.value ->> 'reply'
-FROM json_each($1) AS r WHERE true -- (SQLite's upsert after a SELECT needs a WHERE)
+FROM jsonb_each($1) AS r WHERE true -- (SQLite's upsert after a SELECT needs a WHERE)
 ON CONFLICT (delivery_id, n) DO NOTHING;
 
 -- name: OutboxRecordJSON
@@ -126,12 +130,12 @@ UPDATE outbox SET attempts = r.value ->> 'attempts', tries = r.value ->> 'tries'
   next_attempt_at = CASE WHEN outbox.state = 'pending' THEN r.value ->> 'next_attempt_at' ELSE outbox.next_attempt_at END,
   last_error = CASE WHEN outbox.state = 'pending' THEN r.value ->> 'last_error' ELSE outbox.last_error END,
   done_at = CASE WHEN outbox.state = 'pending' THEN r.value ->> 'done_at' ELSE outbox.done_at END
-FROM json_each($1) AS r
+FROM jsonb_each($1) AS r
 WHERE outbox.id = r.value ->> 'id' AND outbox.tries = (r.value ->> 'tries') - 1;
 
 -- name: OutboxReleaseJSON
 UPDATE outbox SET next_attempt_at = $2
-FROM json_each($1) AS r
+FROM jsonb_each($1) AS r
 WHERE outbox.id = r.value ->> 'id' AND outbox.tries = r.value ->> 'tries'
   AND outbox.state = 'pending';
 
