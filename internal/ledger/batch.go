@@ -362,10 +362,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	batch := &store.PayoutBatch{CreatedAt: now}
 	var transferIDs, payoutIDs []int64
 	if paid > 0 {
-		if transferIDs, err = tx.TransferIDsNext(ctx, paid); err != nil {
-			return nil, err
-		}
-		if payoutIDs, err = tx.PayoutIDsNext(ctx, paid); err != nil {
+		if transferIDs, payoutIDs, err = tx.PayoutIDsNext(ctx, paid); err != nil {
 			return nil, err
 		}
 		batch.Credits = make(map[store.BalanceKey]int64)

@@ -327,9 +327,9 @@ type Tx interface {
 	// would go below zero it returns ErrInsufficientFunds, and the
 	// transaction must roll back: the others may have been taken.
 	BalancesDebit(ctx context.Context, debits map[BalanceKey]int64) error
-	// TransferIDsNext and PayoutIDsNext reserve n ids for PayoutsInsert.
-	TransferIDsNext(ctx context.Context, n int) ([]int64, error)
-	PayoutIDsNext(ctx context.Context, n int) ([]int64, error)
+	// PayoutIDsNext reserves n transfer ids and n payout ids for
+	// PayoutsInsert, in one statement.
+	PayoutIDsNext(ctx context.Context, n int) (transferIDs, payoutIDs []int64, err error)
 	// PayoutsInsert writes a batch of payouts in a few set-based statements:
 	// their journal transfers, payout rows, the recipients' credits, the
 	// keys' spends, the idempotency rows, the notifications and the events.
@@ -686,7 +686,7 @@ type KeySpend struct {
 // BatchPayout is one payout of a PayoutBatch, with its reserved ids.
 type BatchPayout struct {
 	Payout     drip.Payout // ID set from PayoutIDsNext
-	TransferID int64       // from TransferIDsNext
+	TransferID int64       // from PayoutIDsNext too
 	From, To   int64       // faucet and recipient accounts
 }
 

@@ -29,13 +29,9 @@ WHERE balances.account_id = r.value ->> 'account_id' AND balances.coin = r.value
 -- With one writer, the next ids are those after the largest in use; rows
 -- of these tables are never deleted, so no id is ever reused.
 
--- name: TransferIDsNext
-WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
-SELECT (SELECT COALESCE(MAX(id), 0) FROM transfers) + i FROM n;
-
 -- name: PayoutIDsNext
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
-SELECT (SELECT COALESCE(MAX(id), 0) FROM payouts) + i FROM n;
+SELECT (SELECT COALESCE(MAX(id), 0) FROM transfers) + i, (SELECT COALESCE(MAX(id), 0) FROM payouts) + i FROM n;
 
 -- name: TransfersInsertJSON
 INSERT INTO transfers (id, coin, from_account, to_account, amount, kind, created_at)

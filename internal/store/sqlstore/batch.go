@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -50,26 +51,18 @@ func (q *querier) BalancesDebit(ctx context.Context, debits map[store.BalanceKey
 	return nil
 }
 
-func (q *querier) TransferIDsNext(ctx context.Context, n int) ([]int64, error) {
-	return q.ids(ctx, q.q.TransferIDsNext, n)
-}
-
-func (q *querier) PayoutIDsNext(ctx context.Context, n int) ([]int64, error) {
-	return q.ids(ctx, q.q.PayoutIDsNext, n)
-}
-
-func (q *querier) ids(ctx context.Context, s stmt, n int) ([]int64, error) {
-	out := make([]int64, 0, n)
-	err := q.list(ctx, s, []any{n}, func(r Rows) error {
-		var id int64
-		err := r.Scan(&id)
-		out = append(out, id)
+func (q *querier) PayoutIDsNext(ctx context.Context, n int) (transferIDs, payoutIDs []int64, err error) {
+	transferIDs, payoutIDs = make([]int64, 0, n), make([]int64, 0, n)
+	err = q.list(ctx, q.q.PayoutIDsNext, []any{n}, func(r Rows) error {
+		var t, p int64
+		err := r.Scan(&t, &p)
+		transferIDs, payoutIDs = append(transferIDs, t), append(payoutIDs, p)
 		return err
 	})
-	if err == nil && len(out) != n {
-		err = fmt.Errorf("%s: reserved %d ids of %d", s.name, len(out), n)
+	if err == nil && len(payoutIDs) != n {
+		err = fmt.Errorf("%s: reserved %d ids of %d", q.q.PayoutIDsNext.name, len(payoutIDs), n)
 	}
-	return out, err
+	return transferIDs, payoutIDs, err
 }
 
 // The rows of the batch statements, as their JSON array parameters carry them.
@@ -107,6 +100,12 @@ type (
 
 func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error {
 	at := micros(b.CreatedAt)
+	var calls []call
+	add := func(s stmt, rows any, at any) error {
+		c, err := jsonCall(s, rows, at)
+		calls = append(calls, c)
+		return err
+	}
 	if len(b.Payouts) > 0 {
 		transfers := make([]transferRow, len(b.Payouts))
 		payouts := make([]payoutRow, len(b.Payouts))
@@ -119,21 +118,15 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		if err != nil {
 			return err
 		}
-		if err := q.execJSON(ctx, q.q.TransfersInsertJSON, transfers, at); err != nil {
-			return err
-		}
-		if err := q.execJSON(ctx, q.q.PayoutsInsertJSON, payouts, at); err != nil {
-			return err
-		}
-		if err := q.execJSON(ctx, q.q.BalancesCreditJSON, credits, nil); err != nil {
+		if err := errors.Join(add(q.q.TransfersInsertJSON, transfers, at), add(q.q.PayoutsInsertJSON, payouts, at),
+			add(q.q.BalancesCreditJSON, credits, nil)); err != nil {
 			return err
 		}
 	}
 	// A key's spend is added once per batch, guarded by its cap (D36).
 	for _, sp := range b.Spends {
-		if _, err := q.KeySpendAdd(ctx, sp.KeyID, sp.Day, sp.Micros, sp.CapMicros); err != nil {
-			return err
-		}
+		calls = append(calls, call{s: q.q.KeySpendInit, args: []any{sp.KeyID, sp.Day}},
+			call{s: q.q.KeySpendAdd, args: []any{sp.KeyID, sp.Day, sp.Micros, sp.CapMicros}, none: store.ErrLimitReached})
 	}
 	// After the payouts: an idempotency row refers to its payout. A key
 	// used already (by another node) fails the batch with ErrConflict.
@@ -142,7 +135,7 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		for i, r := range b.Idempotency {
 			rows[i] = idempotencyRow{r.FaucetID, r.Key, r.RequestHash, r.PayoutID, r.Coin, r.Balance, r.PayoutUserHash, r.RateRemaining}
 		}
-		if err := q.execJSON(ctx, q.q.IdempotencyInsertJSON, rows, at); err != nil {
+		if err := add(q.q.IdempotencyInsertJSON, rows, at); err != nil {
 			return err
 		}
 	}
@@ -151,7 +144,7 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		for i, n := range b.Notifications {
 			rows[i] = notificationRow{n.FaucetID, n.Kind, n.Coin, n.Threshold, n.Balance}
 		}
-		if err := q.execJSON(ctx, q.q.NotificationsInsertJSON, rows, at); err != nil {
+		if err := add(q.q.NotificationsInsertJSON, rows, at); err != nil {
 			return err
 		}
 	}
@@ -160,7 +153,49 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		for i, e := range b.Events {
 			events[i] = eventRow{e.ID, e.FaucetID, e.Type, string(e.Data)}
 		}
-		return q.execJSON(ctx, q.q.EventsInsertJSON, events, at)
+		if err := add(q.q.EventsInsertJSON, events, at); err != nil {
+			return err
+		}
+	}
+	return q.execAll(ctx, calls)
+}
+
+// call is one statement of execAll. none, when set, is the error of the
+// statement changing no row.
+type call struct {
+	s    stmt
+	args []any
+	none error
+}
+
+// execAll runs statements in order, stopping at the first that fails: on
+// an engine that pipelines them (Pipeliner), in one round trip.
+func (q *querier) execAll(ctx context.Context, calls []call) error {
+	p, ok := q.c.(Pipeliner)
+	if !ok || len(calls) < 2 {
+		for _, c := range calls {
+			n, err := q.exec(ctx, c.s, c.args...)
+			if err != nil {
+				return err
+			}
+			if n == 0 && c.none != nil {
+				return fmt.Errorf("%s: %w", c.s.name, c.none)
+			}
+		}
+		return nil
+	}
+	queries, args := make([]string, len(calls)), make([][]any, len(calls))
+	for i, c := range calls {
+		queries[i], args[i] = c.s.sql, c.args
+	}
+	n, failed, err := p.ExecAll(ctx, queries, args)
+	if err != nil {
+		return q.fail(calls[failed].s, err)
+	}
+	for i, c := range calls {
+		if n[i] == 0 && c.none != nil {
+			return fmt.Errorf("%s: %w", c.s.name, c.none)
+		}
 	}
 	return nil
 }
@@ -185,14 +220,23 @@ func balanceRows(amounts map[store.BalanceKey]int64) ([]creditRow, error) {
 // execJSON runs a batch statement over rows given as a JSON array ($1)
 // and, when at is not nil, the batch's timestamp ($2).
 func (q *querier) execJSON(ctx context.Context, s stmt, rows any, at any) error {
-	body, err := json.Marshal(rows)
+	c, err := jsonCall(s, rows, at)
 	if err != nil {
 		return err
+	}
+	_, err = q.exec(ctx, c.s, c.args...)
+	return err
+}
+
+// jsonCall is the call of a batch statement as execJSON runs it.
+func jsonCall(s stmt, rows any, at any) (call, error) {
+	body, err := json.Marshal(rows)
+	if err != nil {
+		return call{}, err
 	}
 	args := []any{string(body)}
 	if at != nil {
 		args = append(args, at)
 	}
-	_, err = q.exec(ctx, s, args...)
-	return err
+	return call{s: s, args: args}, nil
 }

@@ -37,6 +37,16 @@ type TxConn interface {
 	Rollback(ctx context.Context) error
 }
 
+// Pipeliner is a transaction's connection that can send several
+// statements in one round trip (PostgreSQL's pipeline mode). ExecAll runs
+// them in order and returns each one's rows affected; at the first that
+// fails it stops, with that statement's index and error, and the
+// transaction is then to be rolled back. A connection without it runs
+// them one at a time, which has the same effect.
+type Pipeliner interface {
+	ExecAll(ctx context.Context, queries []string, args [][]any) (rowsAffected []int64, failed int, err error)
+}
+
 // Driver is what an engine provides.
 type Driver interface {
 	Name() string

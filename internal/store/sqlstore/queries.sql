@@ -154,11 +154,9 @@ WHERE b.account_id = r.account_id AND b.coin = r.coin AND b.amount >= r.amount
 -- Batch writes take their rows as one JSON array parameter, so a batch of
 -- any size is one statement; the JSON functions are each engine's own.
 
--- name: TransferIDsNext
-SELECT nextval(pg_get_serial_sequence('transfers', 'id')) FROM generate_series(1, $1);
-
 -- name: PayoutIDsNext
-SELECT nextval(pg_get_serial_sequence('payouts', 'id')) FROM generate_series(1, $1);
+SELECT nextval(pg_get_serial_sequence('transfers', 'id')), nextval(pg_get_serial_sequence('payouts', 'id'))
+FROM generate_series(1, $1);
 
 -- name: TransfersInsertJSON
 INSERT INTO transfers (id, coin, from_account, to_account, amount, kind, created_at)

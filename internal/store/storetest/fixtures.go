@@ -225,11 +225,7 @@ func newBatch(ctx context.Context, tx store.Tx, f *drip.Faucet, at time.Time, pa
 	if err := tx.BalancesDebit(ctx, debits); err != nil {
 		return nil, err
 	}
-	transferIDs, err := tx.TransferIDsNext(ctx, len(payments))
-	if err != nil {
-		return nil, err
-	}
-	payoutIDs, err := tx.PayoutIDsNext(ctx, len(payments))
+	transferIDs, payoutIDs, err := tx.PayoutIDsNext(ctx, len(payments))
 	if err != nil {
 		return nil, err
 	}
