@@ -125,8 +125,8 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 	}
 	// A key's spend is added once per batch, guarded by its cap (D36).
 	for _, sp := range b.Spends {
-		calls = append(calls, call{s: q.q.KeySpendInit, args: []any{sp.KeyID, sp.Day}},
-			call{s: q.q.KeySpendAdd, args: []any{sp.KeyID, sp.Day, sp.Micros, sp.CapMicros}, none: store.ErrLimitReached})
+		dayRow, sum := q.spendCalls(sp.KeyID, sp.Day, sp.Micros, sp.CapMicros)
+		calls = append(calls, dayRow, sum)
 	}
 	// After the payouts: an idempotency row refers to its payout. A key
 	// used already (by another node) fails the batch with ErrConflict.

@@ -86,15 +86,24 @@ func (q *querier) KeySpendGet(ctx context.Context, keyID, day int64) (int64, err
 }
 
 func (q *querier) KeySpendAdd(ctx context.Context, keyID, day, amount, capMicros int64) (int64, error) {
-	if _, err := q.exec(ctx, q.q.KeySpendInit, keyID, day); err != nil {
+	dayRow, sum := q.spendCalls(keyID, day, amount, capMicros)
+	if err := q.execAll(ctx, []call{dayRow}); err != nil {
 		return 0, err
 	}
 	var spent int64
-	err := q.scanRow(ctx, q.q.KeySpendAdd, []any{keyID, day, amount, capMicros}, &spent)
+	err := q.scanRow(ctx, sum.s, sum.args, &spent)
 	if errors.Is(err, store.ErrNotFound) {
-		return 0, fmt.Errorf("%s: %w", q.q.KeySpendAdd.name, store.ErrLimitReached)
+		return 0, fmt.Errorf("%s: %w", sum.s.name, sum.none)
 	}
 	return spent, err
+}
+
+// spendCalls are the statements that add amount to a key's spend of a
+// day: the day's row made if missing, then the sum, which changes no row
+// (ErrLimitReached) if it would pass capMicros (D36).
+func (q *querier) spendCalls(keyID, day, amount, capMicros int64) (dayRow, sum call) {
+	return call{s: q.q.KeySpendInit, args: []any{keyID, day}},
+		call{s: q.q.KeySpendAdd, args: []any{keyID, day, amount, capMicros}, none: store.ErrLimitReached}
 }
 
 const microsPerDay = 86_400_000_000
