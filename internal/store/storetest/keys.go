@@ -135,3 +135,45 @@ func testKeySpendAddUpToTheCap(t *testing.T, st store.Store) {
 		t.Errorf("spend per key and day (-want +got):\n%s", diff)
 	}
 }
+
+// testPayoutBatchSpendGuard: a batch's spend is added under its key's cap
+// with the batch's other writes (in one round trip on PostgreSQL): a spend
+// past the cap fails the whole batch with ErrLimitReached and leaves
+// nothing behind, and one within it is counted (D36).
+func testPayoutBatchSpendGuard(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	owner, alice := newUser(t, st, "owner"), newUser(t, st, "alice")
+	f := newFaucet(t, st, owner, "v1key")
+	deposit(t, st, f.AccountID, "BTC", 1000)
+	k := newKey(t, st, &drip.Key{FaucetID: f.ID, Prefix: "drip_cccccccc", Scopes: []drip.Scope{drip.ScopeSend},
+		DailyUSDCapMicros: 1_000_000, CreatedAt: t0}, "hash3")
+	day := t0.Unix() / 86400
+	for _, c := range []struct {
+		micros int64
+		err    error
+		spent  int64
+	}{{1_000_001, store.ErrLimitReached, 0}, {700_000, nil, 700_000}, {300_001, store.ErrLimitReached, 700_000}} {
+		var id int64
+		err := try(st, func(ctx context.Context, tx store.Tx) error {
+			b, err := newBatch(ctx, tx, f, t0, payment{alice, "BTC", 10})
+			if err != nil {
+				return err
+			}
+			id = b.Payouts[0].Payout.ID
+			b.Spends = []store.KeySpend{{KeyID: k, Day: day, Micros: c.micros, CapMicros: 1_000_000}}
+			return tx.PayoutsInsert(ctx, b)
+		})
+		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("a batch spending %d of a 1,000,000 cap: err = %v, want %v", c.micros, err, c.err)
+		}
+		if ok, perr := st.PayoutExists(ctx, id); perr != nil || ok != (c.err == nil) {
+			t.Errorf("a batch spending %d: PayoutExists = %v, %v; want %v", c.micros, ok, perr, c.err == nil)
+		}
+		if got, err := st.KeySpendGet(ctx, k, day); err != nil || got != c.spent {
+			t.Errorf("after a batch spending %d: KeySpendGet = %d, %v; want %d", c.micros, got, err, c.spent)
+		}
+	}
+	if report := reconcile(t, st); report != "" {
+		t.Errorf("after the refused batches: %s; want clean", report)
+	}
+}

@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		// keys.go, idempotency.go
 		{"Keys", testKeys},
 		{"KeySpendAddUpToTheCapPerKeyAndDay", testKeySpendAddUpToTheCap},
+		{"PayoutBatchSpendPastTheCapWritesNothing", testPayoutBatchSpendGuard},
 		{"IdempotencyInsertGetAndDeleteBefore", testIdempotencyInsertGetAndDelete},
 		{"IdempotencyWrittenWithPayoutBatchOrFailsIt", testIdempotencyWrittenWithPayoutBatch},
 		// stats.go, notifications.go, listing.go, audit.go
