@@ -101,8 +101,8 @@ type (
 func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error {
 	at := micros(b.CreatedAt)
 	var calls []call
-	add := func(s stmt, rows any, at any) error {
-		c, err := jsonCall(s, rows, at)
+	add := func(s stmt, rows any, stamp any) error {
+		c, err := jsonCall(s, rows, stamp)
 		calls = append(calls, c)
 		return err
 	}
@@ -169,26 +169,19 @@ type call struct {
 }
 
 // execAll runs statements in order, stopping at the first that fails: on
-// an engine that pipelines them (Pipeliner), in one round trip.
+// an engine that pipelines them (Pipeliner), in one round trip, else one
+// at a time. A statement that changed no row where that is an error
+// (call.none) fails the whole once all have run.
 func (q *querier) execAll(ctx context.Context, calls []call) error {
-	p, ok := q.c.(Pipeliner)
-	if !ok || len(calls) < 2 {
-		for _, c := range calls {
-			n, err := q.exec(ctx, c.s, c.args...)
-			if err != nil {
-				return err
-			}
-			if n == 0 && c.none != nil {
-				return fmt.Errorf("%s: %w", c.s.name, c.none)
-			}
-		}
-		return nil
-	}
 	queries, args := make([]string, len(calls)), make([][]any, len(calls))
 	for i, c := range calls {
 		queries[i], args[i] = c.s.sql, c.args
 	}
-	n, failed, err := p.ExecAll(ctx, queries, args)
+	run := execEach(q.c)
+	if p, ok := q.c.(Pipeliner); ok {
+		run = p.ExecAll
+	}
+	n, failed, err := run(ctx, queries, args)
 	if err != nil {
 		return q.fail(calls[failed].s, err)
 	}
@@ -198,6 +191,21 @@ func (q *querier) execAll(ctx context.Context, calls []call) error {
 		}
 	}
 	return nil
+}
+
+// execEach is Pipeliner.ExecAll for a connection that cannot pipeline:
+// the statements one round trip each.
+func execEach(c Conn) func(ctx context.Context, queries []string, args [][]any) ([]int64, int, error) {
+	return func(ctx context.Context, queries []string, args [][]any) ([]int64, int, error) {
+		n := make([]int64, len(queries))
+		for i, query := range queries {
+			var err error
+			if n[i], err = c.Exec(ctx, query, args[i]...); err != nil {
+				return nil, i, err
+			}
+		}
+		return n, len(queries) - 1, nil
+	}
 }
 
 // balanceRows orders per-balance amounts (all positive) by account and

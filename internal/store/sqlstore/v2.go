@@ -87,7 +87,7 @@ func (q *querier) KeySpendGet(ctx context.Context, keyID, day int64) (int64, err
 
 func (q *querier) KeySpendAdd(ctx context.Context, keyID, day, amount, capMicros int64) (int64, error) {
 	dayRow, sum := q.spendCalls(keyID, day, amount, capMicros)
-	if err := q.execAll(ctx, []call{dayRow}); err != nil {
+	if _, err := q.exec(ctx, dayRow.s, dayRow.args...); err != nil {
 		return 0, err
 	}
 	var spent int64
