@@ -200,11 +200,20 @@ const (
 	EventWebhookTest = "webhook.test"
 )
 
-// NewEventID returns "evt_" and 96 random bits in hex: an event id,
-// unique without coordination between nodes.
+// NewEventID returns "evt_", the current Unix millisecond (48 bits) and
+// 96 random bits, in hex: an event id, unique without coordination between
+// nodes (the random bits), whose order follows time (the millisecond).
+// Ids made one after the other sort one after the other, so the unique
+// index that holds a payment's identity (D6) grows at its right edge: a
+// batch of payouts dirties one or two of its pages, where random ids
+// dirtied a page per payout, each written to the log at every commit.
 func NewEventID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	var b [18]byte
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i], ms = byte(ms), ms>>8
+	}
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms
 	return "evt_" + hex.EncodeToString(b[:])
 }
 

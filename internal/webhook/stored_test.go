@@ -81,7 +81,7 @@ func TestBodyOfStoredEvents(t *testing.T) {
 				if err := json.Unmarshal(body, &got); err != nil {
 					t.Fatalf("%s body %s: %v", ev.Type, body, err)
 				}
-				if got["id"] != ev.ID || len(ev.ID) != len("evt_")+24 {
+				if got["id"] != ev.ID || len(ev.ID) != len("evt_")+36 {
 					t.Errorf("%s body id %v, want the event's evt_ id %s", ev.Type, got["id"], ev.ID)
 				}
 				delete(got, "id")
