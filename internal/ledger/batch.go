@@ -323,8 +323,7 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 // send limits (D41), the key's daily USD cap (D36), the balance (D5); a
 // refusal is the payment's payout.failed event. The writes of every
 // outcome, paid or refused, are then one set-based write whatever the
-// batch's size: the senders' debits (BalancesDebit) and PayoutsInsert,
-// which writes the journal, the payouts, the recipients' credits, the keys'
+// batch's size: PayoutsInsert, which writes the senders' debits, the journal, the payouts, the recipients' credits, the keys'
 // spends, the idempotency rows (D35), the low-balance notifications (D43)
 // and the events, among them each payment's outcome event under its
 // unique id (D6).
@@ -353,18 +352,8 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 		debits[store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}] += p.Amount
 		paid++
 	}
-	if len(debits) > 0 {
-		if err := tx.BalancesDebit(ctx, debits); err != nil {
-			return nil, err // held by openBooks, so only a broken store gets here
-		}
-	}
-
-	batch := &store.PayoutBatch{CreatedAt: now}
-	var transferIDs, payoutIDs []int64
+	batch := &store.PayoutBatch{Debits: debits, CreatedAt: now}
 	if paid > 0 {
-		if transferIDs, payoutIDs, err = tx.PayoutIDsNext(ctx, paid); err != nil {
-			return nil, err
-		}
 		batch.Credits = make(map[store.BalanceKey]int64)
 	}
 	spends := map[spendKey]int{} // index in batch.Spends
@@ -380,13 +369,13 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 			results[i] = outcome{refusal: refusals[i]}
 			continue
 		}
-		payoutID := payoutIDs[j]
+		payoutID := b.ids.PayoutIDs[j]
 		batch.Payouts = append(batch.Payouts, store.BatchPayout{
 			Payout: drip.Payout{
 				ID: payoutID, FaucetID: p.Faucet.ID, RecipientID: p.Recipient.ID, To: p.To, Coin: p.Coin,
 				Amount: p.Amount, IPAddress: p.IPAddress, Referral: p.Referral, CreatedAt: now,
 			},
-			TransferID: transferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
+			TransferID: b.ids.TransferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
 		})
 		j++
 		batch.Credits[store.BalanceKey{Account: p.Recipient.AccountID, Coin: p.Coin}] += p.Amount

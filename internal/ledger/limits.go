@@ -21,6 +21,7 @@ type books struct {
 	tx       store.Tx
 	now      time.Time
 	balances map[store.BalanceKey]int64
+	ids      *store.PayoutBooks // the ids reserved for the batch's payouts
 	windows  map[windowKey]*window
 	spends   map[spendKey]int64
 }
@@ -47,7 +48,8 @@ type spendKey struct{ key, day int64 }
 // with a daily USD cap, is locked (FaucetLock, in ascending id order) for
 // the batch: every payout that counts against a limit or a cap takes that
 // lock first, so the counts read after it cannot be overtaken by another
-// transaction (D36, D41). Balances are read and held by BalancesLock.
+// transaction (D36, D41). Balances are read and held, and the batch's ids
+// reserved, by PayoutsOpen.
 func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) (*books, error) {
 	var locks []int64
 	locked := map[int64]bool{}
@@ -69,11 +71,14 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 			return nil, err
 		}
 	}
-	balances, err := tx.BalancesLock(ctx, keys)
+	// Ids for every payment, though some may be refused: a reserved id
+	// left unused is a gap, and reserving with the balances saves the
+	// batch a round trip to the database.
+	open, err := tx.PayoutsOpen(ctx, keys, len(payments))
 	if err != nil {
 		return nil, err
 	}
-	return &books{tx: tx, now: now, balances: balances, windows: map[windowKey]*window{}, spends: map[spendKey]int64{}}, nil
+	return &books{tx: tx, now: now, balances: open.Balances, ids: open, windows: map[windowKey]*window{}, spends: map[spendKey]int64{}}, nil
 }
 
 // decide is the refusal of p, or nil when p is to be paid, judged in the

@@ -319,22 +319,19 @@ type Tx interface {
 	BalanceCredit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error)
 	TransferInsert(ctx context.Context, t *Transfer) (int64, error)
 
-	// BalancesLock reads the balances of the given accounts and coins and
-	// holds them for this transaction, so the ledger can decide a batch of
-	// debits before making them. A balance never held is absent (zero).
-	BalancesLock(ctx context.Context, keys []BalanceKey) (map[BalanceKey]int64, error)
-	// BalancesDebit takes each (positive) amount from its balance. If any
-	// would go below zero it returns ErrInsufficientFunds, and the
-	// transaction must roll back: the others may have been taken.
-	BalancesDebit(ctx context.Context, debits map[BalanceKey]int64) error
-	// PayoutIDsNext reserves n transfer ids and n payout ids for
-	// PayoutsInsert, in one statement.
-	PayoutIDsNext(ctx context.Context, n int) (transferIDs, payoutIDs []int64, err error)
-	// PayoutsInsert writes a batch of payouts in a few set-based statements:
+	// PayoutsOpen begins a batch of payouts: it reads the balances of the
+	// given accounts and coins and holds them for this transaction, so the
+	// ledger can decide the batch's debits before making them (a balance
+	// never held is absent: zero), and reserves n transfer ids and n payout
+	// ids for PayoutsInsert; in one round trip where the engine pipelines.
+	PayoutsOpen(ctx context.Context, keys []BalanceKey, n int) (*PayoutBooks, error)
+	// PayoutsInsert writes a batch of payouts in a few set-based statements,
+	// in one round trip where the engine pipelines: the senders' debits,
 	// their journal transfers, payout rows, the recipients' credits, the
 	// keys' spends, the idempotency rows, the notifications and the events.
-	// It is the ledger's only write of payouts (D4, D5). The senders' debits are the
-	// caller's (BalancesDebit).
+	// It is the ledger's only write of payouts (D4, D5). A debit that would
+	// take a balance below zero fails it with ErrInsufficientFunds, and the
+	// transaction must roll back.
 	PayoutsInsert(ctx context.Context, b *PayoutBatch) error
 
 	PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error)
@@ -655,11 +652,20 @@ type BalanceKey struct {
 	Coin    string
 }
 
+// PayoutBooks is what PayoutsOpen read and reserved.
+type PayoutBooks struct {
+	Balances               map[BalanceKey]int64
+	TransferIDs, PayoutIDs []int64 // n each, in ascending order
+}
+
 // PayoutBatch is what PayoutsInsert writes.
 type PayoutBatch struct {
+	// Debits are what the senders pay, summed per account and coin (all
+	// positive), applied before the rest.
+	Debits  map[BalanceKey]int64
 	Payouts []BatchPayout
 	// Credits are what the recipients receive, summed per account and coin.
-	// The store applies them in one lock order (as BalancesDebit does), so
+	// The store applies them in one lock order (as it does Debits), so
 	// concurrent batches cannot deadlock on shared recipients.
 	Credits map[BalanceKey]int64
 	Events  []drip.Event
@@ -685,8 +691,8 @@ type KeySpend struct {
 
 // BatchPayout is one payout of a PayoutBatch, with its reserved ids.
 type BatchPayout struct {
-	Payout     drip.Payout // ID set from PayoutIDsNext
-	TransferID int64       // from PayoutIDsNext too
+	Payout     drip.Payout // ID reserved by PayoutsOpen
+	TransferID int64       // reserved by PayoutsOpen too
 	From, To   int64       // faucet and recipient accounts
 }
 

@@ -105,11 +105,11 @@ func (d *driver) Rebind(q string) string { return q }
 func (d *driver) Close() error           { d.pool.Close(); return nil }
 
 func (d *driver) Begin(ctx context.Context) (sqlstore.TxConn, error) {
-	tx, err := d.pool.Begin(ctx)
+	c, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return txConn{conn{tx}, tx}, nil
+	return &tx{c: c}, nil
 }
 
 func (d *driver) Translate(err error) error {
@@ -188,34 +188,4 @@ func (c conn) QueryRow(ctx context.Context, sql string, args ...any) sqlstore.Ro
 
 func (c conn) Query(ctx context.Context, sql string, args ...any) (sqlstore.Rows, error) {
 	return c.q.Query(ctx, sql, args...)
-}
-
-type txConn struct {
-	conn
-	tx pgx.Tx
-}
-
-func (t txConn) Commit(ctx context.Context) error   { return t.tx.Commit(ctx) }
-func (t txConn) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
-
-// ExecAll sends the statements as one pgx batch: one round trip for all
-// of them instead of one each. A hot faucet's payouts are written by one
-// transaction at a time, so each round trip a batch of payouts waits for
-// is a wait for all of them (issue 16).
-func (t txConn) ExecAll(ctx context.Context, queries []string, args [][]any) ([]int64, int, error) {
-	b := &pgx.Batch{}
-	for i, q := range queries {
-		b.Queue(q, args[i]...)
-	}
-	br := t.tx.SendBatch(ctx, b)
-	n := make([]int64, len(queries))
-	for i := range queries {
-		tag, err := br.Exec()
-		if err != nil {
-			br.Close()
-			return nil, i, err
-		}
-		n[i] = tag.RowsAffected()
-	}
-	return n, len(queries) - 1, br.Close()
 }

@@ -1,68 +1,48 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-func (q *querier) BalancesLock(ctx context.Context, keys []store.BalanceKey) (map[store.BalanceKey]int64, error) {
-	rows := make([]creditRow, len(keys))
-	for i, k := range keys {
-		rows[i] = creditRow{AccountID: k.Account, Coin: k.Coin}
+func (q *querier) PayoutsOpen(ctx context.Context, keys []store.BalanceKey, n int) (*store.PayoutBooks, error) {
+	// One lock order for every transaction: ascending account and coin.
+	keys = slices.Clone(keys)
+	slices.SortFunc(keys, compareBalanceKeys)
+	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys))}
+	calls := make([]call, 0, len(keys)+1)
+	for _, k := range keys {
+		calls = append(calls, call{s: q.q.BalanceLock, args: []any{k.Account, k.Coin}, scan: func(r Rows) error {
+			var amount int64
+			err := r.Scan(&amount)
+			b.Balances[k] = amount
+			return err
+		}})
 	}
-	body, err := json.Marshal(rows)
-	if err != nil {
+	if n > 0 {
+		b.TransferIDs, b.PayoutIDs = make([]int64, 0, n), make([]int64, 0, n)
+		calls = append(calls, call{s: q.q.PayoutIDsNext, args: []any{n}, scan: func(r Rows) error {
+			var t, p int64
+			err := r.Scan(&t, &p)
+			b.TransferIDs, b.PayoutIDs = append(b.TransferIDs, t), append(b.PayoutIDs, p)
+			return err
+		}})
+	}
+	if err := q.execAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	out := make(map[store.BalanceKey]int64, len(keys))
-	err = q.list(ctx, q.q.BalancesLock, []any{string(body)}, func(r Rows) error {
-		var k store.BalanceKey
-		var amount int64
-		err := r.Scan(&k.Account, &k.Coin, &amount)
-		out[k] = amount
-		return err
-	})
-	return out, err
-}
-
-func (q *querier) BalancesDebit(ctx context.Context, debits map[store.BalanceKey]int64) error {
-	rows, err := balanceRows(debits)
-	if err != nil {
-		return err
+	if len(b.PayoutIDs) != n {
+		return nil, fmt.Errorf("%s: reserved %d ids of %d", q.q.PayoutIDsNext.name, len(b.PayoutIDs), n)
 	}
-	body, err := json.Marshal(rows)
-	if err != nil {
-		return err
-	}
-	n, err := q.exec(ctx, q.q.BalancesDebit, string(body))
-	if err != nil {
-		return err
-	}
-	if n != int64(len(rows)) {
-		// Some balance could not cover its debit. The caller's transaction
-		// must roll back: the debits that did apply are not undone here.
-		return fmt.Errorf("%s: %w", q.q.BalancesDebit.name, store.ErrInsufficientFunds)
-	}
-	return nil
-}
-
-func (q *querier) PayoutIDsNext(ctx context.Context, n int) (transferIDs, payoutIDs []int64, err error) {
-	transferIDs, payoutIDs = make([]int64, 0, n), make([]int64, 0, n)
-	err = q.list(ctx, q.q.PayoutIDsNext, []any{n}, func(r Rows) error {
-		var t, p int64
-		err := r.Scan(&t, &p)
-		transferIDs, payoutIDs = append(transferIDs, t), append(payoutIDs, p)
-		return err
-	})
-	if err == nil && len(payoutIDs) != n {
-		err = fmt.Errorf("%s: reserved %d ids of %d", q.q.PayoutIDsNext.name, len(payoutIDs), n)
-	}
-	return transferIDs, payoutIDs, err
+	return b, nil
 }
 
 // The rows of the batch statements, as their JSON array parameters carry them.
@@ -105,6 +85,16 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		c, err := jsonCall(s, rows, stamp)
 		calls = append(calls, c)
 		return err
+	}
+	// The senders' debits first, each refused past its balance: a guard
+	// that fails the batch should the books have gone stale.
+	debits, err := balanceRows(b.Debits)
+	if err != nil {
+		return err
+	}
+	for _, d := range debits {
+		calls = append(calls, call{s: q.q.BalanceDebit, args: []any{d.AccountID, d.Coin, d.Amount},
+			want: 1, short: store.ErrInsufficientFunds})
 	}
 	if len(b.Payouts) > 0 {
 		transfers := make([]transferRow, len(b.Payouts))
@@ -160,69 +150,95 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 	return q.execAll(ctx, calls)
 }
 
-// call is one statement of execAll. none, when set, is the error of the
-// statement changing no row.
+// call is one statement of execAll. scan, when set, reads the rows it
+// returns. short, when set, is the error of the statement changing fewer
+// than want rows.
 type call struct {
-	s    stmt
-	args []any
-	none error
+	s     stmt
+	args  []any
+	scan  func(Rows) error
+	want  int64
+	short error
 }
 
 // execAll runs statements in order, stopping at the first that fails: on
 // an engine that pipelines them (Pipeliner), in one round trip, else one
-// at a time. A statement that changed no row where that is an error
-// (call.none) fails the whole once all have run.
+// at a time. A statement that changed fewer rows than it must
+// (call.short) fails the whole once all have run.
 func (q *querier) execAll(ctx context.Context, calls []call) error {
-	queries, args := make([]string, len(calls)), make([][]any, len(calls))
+	statements := make([]Statement, len(calls))
 	for i, c := range calls {
-		queries[i], args[i] = c.s.sql, c.args
+		statements[i] = Statement{SQL: c.s.sql, Args: c.args, Scan: c.scan}
 	}
-	run := execEach(q.c)
+	run := runEach(q.c)
 	if p, ok := q.c.(Pipeliner); ok {
-		run = p.ExecAll
+		run = p.Pipeline
 	}
-	n, failed, err := run(ctx, queries, args)
+	n, failed, err := run(ctx, statements)
 	if err != nil {
 		return q.fail(calls[failed].s, err)
 	}
 	for i, c := range calls {
-		if n[i] == 0 && c.none != nil {
-			return fmt.Errorf("%s: %w", c.s.name, c.none)
+		if c.short != nil && n[i] < c.want {
+			return fmt.Errorf("%s: %w", c.s.name, c.short)
 		}
 	}
 	return nil
 }
 
-// execEach is Pipeliner.ExecAll for a connection that cannot pipeline:
+// runEach is Pipeliner.Pipeline for a connection that cannot pipeline:
 // the statements one round trip each.
-func execEach(c Conn) func(ctx context.Context, queries []string, args [][]any) ([]int64, int, error) {
-	return func(ctx context.Context, queries []string, args [][]any) ([]int64, int, error) {
-		n := make([]int64, len(queries))
-		for i, query := range queries {
+func runEach(c Conn) func(ctx context.Context, statements []Statement) ([]int64, int, error) {
+	return func(ctx context.Context, statements []Statement) ([]int64, int, error) {
+		n := make([]int64, len(statements))
+		for i, st := range statements {
 			var err error
-			if n[i], err = c.Exec(ctx, query, args[i]...); err != nil {
+			if st.Scan == nil {
+				n[i], err = c.Exec(ctx, st.SQL, st.Args...)
+			} else {
+				err = scanAll(ctx, c, st)
+			}
+			if err != nil {
 				return nil, i, err
 			}
 		}
-		return n, len(queries) - 1, nil
+		return n, len(statements) - 1, nil
 	}
+}
+
+// scanAll runs a statement with Scan, reading every row it returns.
+func scanAll(ctx context.Context, c Conn, st Statement) error {
+	rows, err := c.Query(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := st.Scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // balanceRows orders per-balance amounts (all positive) by account and
 // coin: every statement that changes several balances touches them in this
 // one order, so concurrent writers cannot deadlock.
 func balanceRows(amounts map[store.BalanceKey]int64) ([]creditRow, error) {
-	rows := make([]creditRow, 0, len(amounts))
-	for k, amount := range amounts {
-		if amount <= 0 {
-			return nil, fmt.Errorf("store: balance change of %d: amount must be positive", amount)
+	keys := slices.SortedFunc(maps.Keys(amounts), compareBalanceKeys)
+	rows := make([]creditRow, len(keys))
+	for i, k := range keys {
+		if amounts[k] <= 0 {
+			return nil, fmt.Errorf("store: balance change of %d: amount must be positive", amounts[k])
 		}
-		rows = append(rows, creditRow{AccountID: k.Account, Coin: k.Coin, Amount: amount})
+		rows[i] = creditRow{AccountID: k.Account, Coin: k.Coin, Amount: amounts[k]}
 	}
-	sort.Slice(rows, func(i, j int) bool {
-		return rows[i].AccountID < rows[j].AccountID || rows[i].AccountID == rows[j].AccountID && rows[i].Coin < rows[j].Coin
-	})
 	return rows, nil
+}
+
+// compareBalanceKeys is the lock order of balances: by account, then coin.
+func compareBalanceKeys(a, b store.BalanceKey) int {
+	return cmp.Or(cmp.Compare(a.Account, b.Account), strings.Compare(a.Coin, b.Coin))
 }
 
 // execJSON runs a batch statement over rows given as a JSON array ($1)

@@ -37,14 +37,23 @@ type TxConn interface {
 	Rollback(ctx context.Context) error
 }
 
+// Statement is one statement of a pipeline. Scan, when set, reads each
+// row the statement returns; without it the statement's rows affected are
+// counted.
+type Statement struct {
+	SQL  string
+	Args []any
+	Scan func(Rows) error
+}
+
 // Pipeliner is a transaction's connection that can send several
-// statements in one round trip (PostgreSQL's pipeline mode). ExecAll runs
-// them in order and returns each one's rows affected; at the first that
-// fails it stops, with that statement's index and error, and the
-// transaction is then to be rolled back. A connection without it runs
-// them one at a time, which has the same effect.
+// statements in one round trip (PostgreSQL's pipeline mode). Pipeline runs
+// them in order and returns each one's rows affected (zero for those with
+// Scan); at the first that fails it stops, with that statement's index and
+// error, and the transaction is then to be rolled back. A connection
+// without it runs them one at a time, which has the same effect.
 type Pipeliner interface {
-	ExecAll(ctx context.Context, queries []string, args [][]any) (rowsAffected []int64, failed int, err error)
+	Pipeline(ctx context.Context, statements []Statement) (rowsAffected []int64, failed int, err error)
 }
 
 // Driver is what an engine provides.

@@ -36,7 +36,7 @@ type queries struct {
 	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                            stmt
 	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists        stmt
 	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                       stmt
-	BalancesLock, BalancesDebit, PayoutIDsNext                                      stmt
+	BalanceLock, PayoutIDsNext                                                      stmt
 	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON    stmt
 	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                 stmt
 	EventInsert, EventList, EventGet, EventProbe, Ping                              stmt

@@ -133,23 +133,13 @@ INSERT INTO balances (account_id, coin, amount) VALUES ($1, $2, $3)
 ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount
 RETURNING amount;
 
--- PostgreSQL guesses a set-returning function yields 100 rows, and then
--- prefers to hash-join it against a full scan of balances. The "= ANY
--- (ARRAY(...))" restriction, computed once, lets it find the rows by index.
-
--- name: BalancesLock
-SELECT b.account_id, b.coin, b.amount
-FROM balances b JOIN jsonb_to_recordset($1::jsonb) AS r(account_id BIGINT, coin TEXT)
-  ON b.account_id = r.account_id AND b.coin = r.coin
-WHERE b.account_id = ANY (ARRAY(SELECT (e ->> 'account_id')::BIGINT FROM jsonb_array_elements($1::jsonb) AS e))
-ORDER BY b.account_id, b.coin
-FOR UPDATE OF b;
-
--- name: BalancesDebit
-UPDATE balances b SET amount = b.amount - r.amount
-FROM jsonb_to_recordset($1::jsonb) AS r(account_id BIGINT, coin TEXT, amount BIGINT)
-WHERE b.account_id = r.account_id AND b.coin = r.coin AND b.amount >= r.amount
-  AND b.account_id = ANY (ARRAY(SELECT (e ->> 'account_id')::BIGINT FROM jsonb_array_elements($1::jsonb) AS e));
+-- BalanceLock reads a balance and holds it to the end of the
+-- transaction: one statement per balance, each found by the primary key
+-- whatever the planner knows of the table (a cached plan of a join with
+-- the batch's JSON rows chose a full scan of balances once the table had
+-- outgrown its statistics). A batch's statements go in one pipeline.
+-- name: BalanceLock
+SELECT amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
 
 -- Batch writes take their rows as one JSON array parameter, so a batch of
 -- any size is one statement; the JSON functions are each engine's own.

@@ -189,17 +189,7 @@ func (q *querier) scanRow(ctx context.Context, s stmt, args []any, dest ...any) 
 
 // list runs a query and calls scan once per row.
 func (q *querier) list(ctx context.Context, s stmt, args []any, scan func(Rows) error) error {
-	rows, err := q.c.Query(ctx, s.sql, args...)
-	if err != nil {
-		return q.fail(s, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return q.fail(s, err)
-		}
-	}
-	return q.fail(s, rows.Err())
+	return q.fail(s, scanAll(ctx, q.c, Statement{SQL: s.sql, Args: args, Scan: scan}))
 }
 
 func micros(t time.Time) int64      { return t.UnixMicro() }

@@ -93,7 +93,7 @@ func (q *querier) KeySpendAdd(ctx context.Context, keyID, day, amount, capMicros
 	var spent int64
 	err := q.scanRow(ctx, sum.s, sum.args, &spent)
 	if errors.Is(err, store.ErrNotFound) {
-		return 0, fmt.Errorf("%s: %w", sum.s.name, sum.none)
+		return 0, fmt.Errorf("%s: %w", sum.s.name, sum.short)
 	}
 	return spent, err
 }
@@ -103,7 +103,7 @@ func (q *querier) KeySpendAdd(ctx context.Context, keyID, day, amount, capMicros
 // (ErrLimitReached) if it would pass capMicros (D36).
 func (q *querier) spendCalls(keyID, day, amount, capMicros int64) (dayRow, sum call) {
 	return call{s: q.q.KeySpendInit, args: []any{keyID, day}},
-		call{s: q.q.KeySpendAdd, args: []any{keyID, day, amount, capMicros}, none: store.ErrLimitReached}
+		call{s: q.q.KeySpendAdd, args: []any{keyID, day, amount, capMicros}, want: 1, short: store.ErrLimitReached}
 }
 
 const microsPerDay = 86_400_000_000

@@ -214,22 +214,25 @@ type payment struct {
 	amount int64
 }
 
-// newBatch debits the faucet for the payments and builds their PayoutBatch
-// with reserved ids, as the ledger does (D5); the caller adds the rows it
-// tests and calls PayoutsInsert.
+// newBatch opens a batch for the payments and builds their PayoutBatch,
+// with the faucet's debits and reserved ids, as the ledger does (D5); the
+// caller adds the rows it tests and calls PayoutsInsert.
 func newBatch(ctx context.Context, tx store.Tx, f *drip.Faucet, at time.Time, payments ...payment) (*store.PayoutBatch, error) {
 	debits := map[store.BalanceKey]int64{}
+	var keys []store.BalanceKey
 	for _, p := range payments {
-		debits[store.BalanceKey{Account: f.AccountID, Coin: p.coin}] += p.amount
+		k := store.BalanceKey{Account: f.AccountID, Coin: p.coin}
+		if _, ok := debits[k]; !ok {
+			keys = append(keys, k)
+		}
+		debits[k] += p.amount
 	}
-	if err := tx.BalancesDebit(ctx, debits); err != nil {
-		return nil, err
-	}
-	transferIDs, payoutIDs, err := tx.PayoutIDsNext(ctx, len(payments))
+	open, err := tx.PayoutsOpen(ctx, keys, len(payments))
 	if err != nil {
 		return nil, err
 	}
-	b := &store.PayoutBatch{Credits: map[store.BalanceKey]int64{}, CreatedAt: at}
+	transferIDs, payoutIDs := open.TransferIDs, open.PayoutIDs
+	b := &store.PayoutBatch{Debits: debits, Credits: map[store.BalanceKey]int64{}, CreatedAt: at}
 	for i, p := range payments {
 		b.Payouts = append(b.Payouts, store.BatchPayout{
 			Payout: drip.Payout{ID: payoutIDs[i], FaucetID: f.ID, RecipientID: p.to.ID, To: p.to.Username,

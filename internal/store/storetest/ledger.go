@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -185,8 +186,8 @@ func testBalanceNeverNegativeExceptDeposits(t *testing.T, st store.Store) {
 }
 
 // The ledger's batch path (D5): balances read and held for a set of
-// accounts, then debited together.
-func testBalancesLockAndDebit(t *testing.T, st store.Store) {
+// accounts with ids reserved, then debited together.
+func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	a, b := newUser(t, st, "alpha"), newUser(t, st, "beta")
 	transact(t, st, func(ctx context.Context, tx store.Tx) error {
@@ -204,14 +205,19 @@ func testBalancesLockAndDebit(t *testing.T, st store.Store) {
 	ka, kaDoge, kb := store.BalanceKey{Account: a.AccountID, Coin: "BTC"}, store.BalanceKey{Account: a.AccountID, Coin: "DOGE"}, store.BalanceKey{Account: b.AccountID, Coin: "BTC"}
 	never := store.BalanceKey{Account: b.AccountID, Coin: "LTC"}
 	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		got, err := tx.BalancesLock(ctx, []store.BalanceKey{ka, kb, never})
+		got, err := tx.PayoutsOpen(ctx, []store.BalanceKey{ka, kb, never}, 3)
 		if err != nil {
 			return err
 		}
-		if diff := cmp.Diff(map[store.BalanceKey]int64{ka: 100, kb: 50}, got); diff != "" {
-			t.Errorf("BalancesLock (-want +got):\n%s", diff)
+		if diff := cmp.Diff(map[store.BalanceKey]int64{ka: 100, kb: 50}, got.Balances); diff != "" {
+			t.Errorf("PayoutsOpen balances (-want +got):\n%s", diff)
 		}
-		return tx.BalancesDebit(ctx, map[store.BalanceKey]int64{ka: 60, kb: 50})
+		for _, ids := range [][]int64{got.TransferIDs, got.PayoutIDs} {
+			if len(ids) != 3 || !slices.IsSorted(ids) || ids[0] == ids[1] || ids[1] == ids[2] {
+				t.Errorf("PayoutsOpen reserved ids %v, want 3 distinct in ascending order", ids)
+			}
+		}
+		return tx.PayoutsInsert(ctx, &store.PayoutBatch{Debits: map[store.BalanceKey]int64{ka: 60, kb: 50}, CreatedAt: time.Now()})
 	})
 	for k, want := range map[store.BalanceKey]int64{ka: 40, kaDoge: 7, kb: 0} {
 		if got, _ := st.BalanceGet(ctx, k.Account, k.Coin); got != want {
@@ -219,7 +225,7 @@ func testBalancesLockAndDebit(t *testing.T, st store.Store) {
 		}
 	}
 	err := try(st, func(ctx context.Context, tx store.Tx) error {
-		return tx.BalancesDebit(ctx, map[store.BalanceKey]int64{ka: 10, kb: 1})
+		return tx.PayoutsInsert(ctx, &store.PayoutBatch{Debits: map[store.BalanceKey]int64{ka: 10, kb: 1}, CreatedAt: time.Now()})
 	})
 	if !errors.Is(err, store.ErrInsufficientFunds) {
 		t.Errorf("debit beyond a balance: err = %v, want ErrInsufficientFunds", err)

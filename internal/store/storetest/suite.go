@@ -49,7 +49,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"BalanceCreditAndList", testBalanceCreditAndList},
 		{"BalanceDebitRefusesOverdraftAndChangesNothing", testBalanceDebitRefusesOverdraft},
 		{"BalanceNeverNegativeExceptDeposits", testBalanceNeverNegativeExceptDeposits},
-		{"BalancesLockAndDebit", testBalancesLockAndDebit},
+		{"PayoutsOpenAndDebit", testPayoutsOpenAndDebit},
 		{"ConcurrentDebitsNeverOverdraw", testConcurrentDebits},
 		{"TransferInsertChecksItsRow", testTransferInsert},
 		{"TransactionListSignedNewestFirstAndPaged", testTransactionListSignedNewestFirst},
