@@ -40,8 +40,11 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	// 64 KiB SQLite spills it to a temporary file, which a batch of payouts
 	// exceeds, and then opens, writes and deletes a file per statement. The
 	// journal is the statement's undo, never needed after a crash.
+	// wal_autocheckpoint: the checkpointer copies the log, the writer only
+	// past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
 	pragmas := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",
+		fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop), fmt.Sprintf("journal_size_limit(%d)", walKeep),
 	}}
 	writer, err := sql.Open("sqlite", "file:"+path+"?"+pragmas.Encode()+"&_txlock=immediate")
 	if err != nil {
@@ -68,6 +71,10 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 		d.Close()
 		return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
 	}
+	if d.ck, err = startCheckpointer(path); err != nil {
+		d.Close()
+		return nil, err
+	}
 	// Prepare the writer's statements now, while no transaction holds its
 	// one connection (see conn.stmt). The readers prepare on first use.
 	for _, q := range db.Statements() {
@@ -82,6 +89,7 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 type driver struct {
 	writer, reader *sql.DB
 	wps, rps       *prepared
+	ck             *checkpointer // nil until started
 }
 
 func (d *driver) Name() string           { return "sqlite" }
@@ -89,9 +97,13 @@ func (d *driver) Reader() sqlstore.Conn  { return conn{db: d.reader, ps: d.rps} 
 func (d *driver) Migrations() fs.FS      { sub, _ := fs.Sub(migrations, "migrations"); return sub }
 func (d *driver) QueryOverrides() string { return overrides }
 func (d *driver) Close() error {
+	var ckErr error
+	if d.ck != nil {
+		ckErr = d.ck.close()
+	}
 	d.wps.close()
 	d.rps.close()
-	return errors.Join(d.writer.Close(), d.reader.Close())
+	return errors.Join(ckErr, d.writer.Close(), d.reader.Close())
 }
 func (d *driver) Begin(ctx context.Context) (sqlstore.TxConn, error) {
 	tx, err := d.writer.BeginTx(ctx, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -168,5 +169,41 @@ func TestWALAndForeignKeys(t *testing.T) {
 	})
 	if err == nil || errors.Is(err, store.ErrConflict) {
 		t.Errorf("BalanceCredit to a missing account: err = %v, want a foreign key error", err)
+	}
+}
+
+// The checkpointer copies committed pages from the log into the database
+// file while the store runs, well before the writer's own checkpoint at
+// 4,000 pages: a copy of the database file alone, without its log, holds
+// a transfer committed a moment before.
+func TestCheckpointerCopiesTheLogInTheBackground(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "drip.db")
+	st := open(t, path)
+	account := credit(t, st, 0, 12345)
+	copyPath := filepath.Join(dir, "copy.db")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(copyPath, body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", "file:"+copyPath+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var amount int64
+		err = db.QueryRow("SELECT amount FROM balances WHERE account_id = ? AND coin = 'BTC'", account).Scan(&amount)
+		db.Close()
+		if err == nil && amount == 12345 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after the commit, the database file without its log holds %d (err %v), want 12345", amount, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
