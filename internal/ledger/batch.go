@@ -323,10 +323,11 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 // send limits (D41), the key's daily USD cap (D36), the balance (D5); a
 // refusal is the payment's payout.failed event. The writes of every
 // outcome, paid or refused, are then one set-based write whatever the
-// batch's size: PayoutsInsert, which writes the senders' debits, the journal, the payouts, the recipients' credits, the keys'
-// spends, the idempotency rows (D35), the low-balance notifications (D43)
-// and the events, among them each payment's outcome event under its
-// unique id (D6).
+// batch's size: PayoutsInsert, which writes the senders' debits, the
+// journal, the payouts, the recipients' credits, the keys' spends, the
+// idempotency rows (D35), the low-balance notifications (D43) and the
+// events, among them each payment's outcome event under its unique id
+// (D6).
 func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
 	b, err := openBooks(ctx, tx, payments, now)
 	if err != nil {

@@ -125,3 +125,37 @@ func TestNamedRowsAreNeverDeleted(t *testing.T) {
 		}
 	}
 }
+
+// A transaction's BEGIN goes out with its first statement (postgres.tx).
+// When that BEGIN fails, nothing more is sent on the connection: a later
+// statement would run outside any transaction and commit alone.
+func TestNothingRunsAfterAFailedBegin(t *testing.T) {
+	requirePostgres(t)
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := storetest.OpenPostgresURL(t)
+	var account int64
+	err := st.Transact(ctx, func(tx store.Tx) error {
+		var err error
+		account, err = tx.AccountCreate(ctx, "user", time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Transact(ctx, func(tx store.Tx) error {
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := tx.BalanceCredit(canceled, account, "BTC", 5); err == nil {
+			t.Error("a statement with a canceled context ran")
+		}
+		_, err := tx.BalanceCredit(ctx, account, "BTC", 7) // a caller that carries on
+		return err
+	})
+	if err == nil {
+		t.Error("the transaction whose BEGIN failed committed")
+	}
+	if got, err := st.BalanceGet(ctx, account, "BTC"); err != nil && !errors.Is(err, store.ErrNotFound) || got != 0 {
+		t.Errorf("balance after the failed transaction = %d (err %v), want 0: a statement ran outside it", got, err)
+	}
+}

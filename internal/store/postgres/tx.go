@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,20 +15,24 @@ import (
 // its first statement when that is a pipeline (Pipeline), ahead of it
 // otherwise. pgx's own Begin waits for BEGIN's answer before anything else
 // is sent: a round trip that every batch of a hot faucet's payouts, one
-// transaction at a time, would wait for (issue 16).
+// transaction at a time, would wait for (issue 16). (pgx's Batch.BeginTx
+// would cover a batch only, not a transaction begun by any statement.)
 type tx struct {
 	c     *pgxpool.Conn
-	began bool // BEGIN sent: the transaction ends with COMMIT or ROLLBACK
-	ended bool // the connection is back in the pool
+	began bool  // BEGIN sent: the transaction ends with COMMIT or ROLLBACK
+	ended bool  // the connection is back in the pool
+	err   error // BEGIN failed, or may not have run: nothing more is sent
 }
 
 func (t *tx) begin(ctx context.Context) error {
-	if t.began {
-		return nil
+	if t.err != nil || t.began {
+		return t.err
 	}
 	t.began = true
-	_, err := t.c.Exec(ctx, "begin")
-	return err
+	if _, err := t.c.Exec(ctx, "begin"); err != nil {
+		t.err = err
+	}
+	return t.err
 }
 
 func (t *tx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
@@ -57,8 +62,12 @@ func (t *tx) Query(ctx context.Context, sql string, args ...any) (sqlstore.Rows,
 // hot faucet's payouts are written by one transaction at a time, so each
 // round trip a batch of payouts waits for is a wait for all of them.
 func (t *tx) Pipeline(ctx context.Context, statements []sqlstore.Statement) ([]int64, int, error) {
+	if t.err != nil {
+		return nil, 0, t.err
+	}
 	b := &pgx.Batch{}
-	if !t.began {
+	begins := !t.began
+	if begins {
 		t.began = true
 		b.Queue("begin")
 	}
@@ -88,6 +97,9 @@ func (t *tx) Pipeline(ctx context.Context, statements []sqlstore.Statement) ([]i
 		})
 	}
 	if err := t.c.SendBatch(ctx, b).Close(); err != nil {
+		if begins && done == 0 {
+			t.err = err // BEGIN itself may have failed
+		}
 		return nil, min(done, len(statements)-1), err
 	}
 	return n, len(statements) - 1, nil
@@ -100,6 +112,11 @@ func (t *tx) Commit(ctx context.Context) error {
 		return pgx.ErrTxClosed
 	}
 	defer t.release()
+	if t.err != nil {
+		// Nothing ran after a BEGIN that failed; a COMMIT now could only
+		// commit statements run outside the transaction, had there been any.
+		return fmt.Errorf("%w: %w", pgx.ErrTxCommitRollback, t.err)
+	}
 	if !t.began {
 		return nil
 	}

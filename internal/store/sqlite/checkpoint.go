@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"sync"
 	"time"
 )
 
@@ -30,9 +31,10 @@ const walKeep = 32 << 20
 // never blocks the writer or a reader; it changes nothing of durability,
 // which is the log's sync at each commit (synchronous=FULL).
 type checkpointer struct {
-	db   *sql.DB
-	stop chan struct{}
-	done chan struct{}
+	db      *sql.DB
+	stop    chan struct{}
+	done    chan struct{}
+	stopped sync.Once
 }
 
 func startCheckpointer(path string) (*checkpointer, error) {
@@ -65,7 +67,7 @@ func (c *checkpointer) run() {
 }
 
 func (c *checkpointer) close() error {
-	close(c.stop)
+	c.stopped.Do(func() { close(c.stop) })
 	<-c.done
 	return c.db.Close()
 }

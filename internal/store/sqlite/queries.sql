@@ -11,13 +11,14 @@ SELECT 1;
 SELECT {{IdempotencyColumns}} FROM idempotency_keys
 WHERE faucet_id = $1 AND idem_key IN (SELECT value FROM json_each($2));
 
+-- The writer's transaction holds the whole database.
+-- name: BalanceLock
+SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
+
 -- The batch statements read their JSON array parameter with jsonb_each:
 -- its value column is each row's object in SQLite's binary JSON, which
 -- ->> reads without parsing text again, as it would for each field of
 -- json_each's text (a tenth of the ledger's CPU, issue 16).
--- The writer's transaction holds the whole database.
--- name: BalanceLock
-SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
 
 -- With one writer, the next ids are those after the largest in use; rows
 -- of these tables are never deleted, so no id is ever reused.

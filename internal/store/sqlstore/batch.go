@@ -166,6 +166,9 @@ type call struct {
 // at a time. A statement that changed fewer rows than it must
 // (call.short) fails the whole once all have run.
 func (q *querier) execAll(ctx context.Context, calls []call) error {
+	if len(calls) == 0 {
+		return nil
+	}
 	statements := make([]Statement, len(calls))
 	for i, c := range calls {
 		statements[i] = Statement{SQL: c.s.sql, Args: c.args, Scan: c.scan}

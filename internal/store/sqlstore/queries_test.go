@@ -9,7 +9,7 @@ import (
 
 // TestStatementsAreSingle: every statement, as each engine loads it, is
 // one statement with nothing after it. A comment left after a statement's
-// ";" made SQLite's driver parse BalancesDebit and EventsInsertJSON again
+// ";" made SQLite's driver parse the batch's debit and EventsInsertJSON again
 // on every batch, as a script, instead of running them prepared.
 func TestStatementsAreSingle(t *testing.T) {
 	for _, file := range []string{"../sqlite/queries.sql", "../postgres/queries.sql"} {
