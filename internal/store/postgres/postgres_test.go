@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
@@ -118,6 +119,7 @@ func TestNamedRowsAreNeverDeleted(t *testing.T) {
 	for _, sql := range []string{
 		"DELETE FROM faucets", "DELETE FROM users WHERE id = 1", "TRUNCATE faucets CASCADE",
 		"TRUNCATE users CASCADE", "TRUNCATE transfers CASCADE",
+		"DELETE FROM accounts WHERE id = 1", "TRUNCATE accounts CASCADE", "DELETE FROM coins", "TRUNCATE coins CASCADE",
 	} {
 		_, err := conn.Exec(ctx, sql)
 		if err == nil || !strings.Contains(err.Error(), "never deleted") {
@@ -157,5 +159,36 @@ func TestNothingRunsAfterAFailedBegin(t *testing.T) {
 	}
 	if got, err := st.BalanceGet(ctx, account, "BTC"); err != nil && !errors.Is(err, store.ErrNotFound) || got != 0 {
 		t.Errorf("balance after the failed transaction = %d (err %v), want 0: a statement ran outside it", got, err)
+	}
+}
+
+// The journal's references are checked per statement (migration 0018):
+// the database refuses a transfer of an unknown coin or between unknown
+// accounts, alone or among good rows, with foreign_key_violation.
+func TestJournalRefusesUnknownCoinsAndAccounts(t *testing.T) {
+	requirePostgres(t)
+	t.Parallel()
+	ctx := context.Background()
+	_, url := storetest.OpenPostgresURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const insert = `INSERT INTO transfers (coin, from_account, to_account, amount, kind, created_at) VALUES `
+	for _, rows := range []string{
+		"('XXX', 1, 2, 5, 'deposit', 0)",
+		"('BTC', 1, 999999, 5, 'deposit', 0)",
+		"('BTC', 999999, 2, 5, 'deposit', 0)",
+		"('BTC', 1, 2, 5, 'deposit', 0), ('BTC', 1, 999999, 5, 'deposit', 0)",
+	} {
+		_, err := conn.Exec(ctx, insert+rows)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "23503" {
+			t.Errorf("insert %s: err = %v, want foreign_key_violation", rows, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, insert+"('BTC', 1, 2, 5, 'deposit', 0)"); err != nil {
+		t.Errorf("a transfer between known accounts: %v", err)
 	}
 }
