@@ -110,12 +110,7 @@ func TestNamedRowsAreNeverDeleted(t *testing.T) {
 	requirePostgres(t)
 	t.Parallel()
 	ctx := context.Background()
-	_, url := storetest.OpenPostgresURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t)
 	for _, sql := range []string{
 		"DELETE FROM faucets", "DELETE FROM users WHERE id = 1", "TRUNCATE faucets CASCADE",
 		"TRUNCATE users CASCADE", "TRUNCATE transfers CASCADE",
@@ -169,12 +164,7 @@ func TestJournalRefusesUnknownCoinsAndAccounts(t *testing.T) {
 	requirePostgres(t)
 	t.Parallel()
 	ctx := context.Background()
-	_, url := storetest.OpenPostgresURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t)
 	const insert = `INSERT INTO transfers (coin, from_account, to_account, amount, kind, created_at) VALUES `
 	for _, rows := range []string{
 		"('XXX', 1, 2, 5, 'deposit', 0)",
@@ -191,4 +181,18 @@ func TestJournalRefusesUnknownCoinsAndAccounts(t *testing.T) {
 	if _, err := conn.Exec(ctx, insert+"('BTC', 1, 2, 5, 'deposit', 0)"); err != nil {
 		t.Errorf("a transfer between known accounts: %v", err)
 	}
+}
+
+// connect opens a connection of its own to a fresh drip schema, to run
+// what drip never would.
+func connect(t *testing.T) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	_, url := storetest.OpenPostgresURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
 }
