@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"time"
 
@@ -44,12 +43,13 @@ type window struct{ count, sum int64 }
 type spendKey struct{ key, day int64 }
 
 // openBooks takes the locks a batch's decisions need and reads the
-// senders' balances. A faucet with send limits, or paying through a key
-// with a daily USD cap, is locked (FaucetLock, in ascending id order) for
-// the batch: every payout that counts against a limit or a cap takes that
-// lock first, so the counts read after it cannot be overtaken by another
+// senders' balances, all in PayoutsOpen (one round trip on PostgreSQL). A
+// faucet with send limits, or paying through a key with a daily USD cap,
+// is locked (as FaucetLock does, in ascending id order) for the batch:
+// every payout that counts against a limit or a cap takes that lock
+// first, so the counts read after it cannot be overtaken by another
 // transaction (D36, D41). Balances are read and held, and the batch's ids
-// reserved, by PayoutsOpen.
+// reserved, after the faucets' locks.
 func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) (*books, error) {
 	var locks []int64
 	locked := map[int64]bool{}
@@ -65,20 +65,35 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 			keys = append(keys, k)
 		}
 	}
-	slices.Sort(locks)
-	for _, id := range locks {
-		if err := tx.FaucetLock(ctx, id); err != nil {
-			return nil, err
-		}
-	}
 	// Ids for every payment, though some may be refused: a reserved id
 	// left unused is a gap, and reserving with the balances saves the
 	// batch a round trip to the database.
-	open, err := tx.PayoutsOpen(ctx, keys, len(payments))
+	b := &books{tx: tx, now: now, windows: map[windowKey]*window{}, spends: map[spendKey]int64{}}
+	// Every window a limit of the batch counts is read with the locks, in
+	// the same round trip, rather than one query each as decide meets it.
+	var windows []windowKey
+	seenWindow := map[windowKey]bool{}
+	for _, p := range payments {
+		for _, lim := range p.Faucet.Limits {
+			if k, ok := b.windowKey(lim, p); ok && !seenWindow[k] {
+				seenWindow[k] = true
+				windows = append(windows, k)
+			}
+		}
+	}
+	params := &store.PayoutsOpenParams{Faucets: locks, Balances: keys, IDs: len(payments)}
+	for _, k := range windows {
+		params.Windows = append(params.Windows, b.windowParams(k))
+	}
+	open, err := tx.PayoutsOpen(ctx, params)
 	if err != nil {
 		return nil, err
 	}
-	return &books{tx: tx, now: now, balances: open.Balances, ids: open, windows: map[windowKey]*window{}, spends: map[spendKey]int64{}}, nil
+	b.balances, b.ids = open.Balances, open
+	for i, k := range windows {
+		b.windows[k] = &window{count: open.Windows[i].Count, sum: open.Windows[i].Sum}
+	}
+	return b, nil
 }
 
 // decide is the refusal of p, or nil when p is to be paid, judged in the
@@ -168,23 +183,31 @@ func (b *books) windowKey(lim drip.Limit, p *Payment) (windowKey, bool) {
 	return k, true
 }
 
-// window reads the committed payouts k counts, once per batch. The batch
-// has one clock reading (now), so every payment of it shares the window's
-// start, and payouts paid in the batch fall inside every window.
+// window is the committed payouts k counts, read once per batch: by
+// openBooks, with the locks, for every window the batch's limits name
+// (here only should a key escape it). The batch has one clock reading
+// (now), so every payment of it shares the window's start, and payouts
+// paid in the batch fall inside every window.
 func (b *books) window(ctx context.Context, k windowKey) (*window, error) {
 	if w, ok := b.windows[k]; ok {
 		return w, nil
 	}
-	count, sum, err := b.tx.PayoutWindow(ctx, &store.PayoutWindowParams{
-		FaucetID: k.faucet, Since: b.now.Add(-time.Duration(k.seconds) * time.Second),
-		Coin: k.coin, RecipientID: k.recipient, IPAddress: k.ip,
-	})
+	p := b.windowParams(k)
+	count, sum, err := b.tx.PayoutWindow(ctx, &p)
 	if err != nil {
 		return nil, err
 	}
 	w := &window{count: count, sum: sum}
 	b.windows[k] = w
 	return w, nil
+}
+
+// windowParams selects the committed payouts k counts.
+func (b *books) windowParams(k windowKey) store.PayoutWindowParams {
+	return store.PayoutWindowParams{
+		FaucetID: k.faucet, Since: b.now.Add(-time.Duration(k.seconds) * time.Second),
+		Coin: k.coin, RecipientID: k.recipient, IPAddress: k.ip,
+	}
 }
 
 // spent is the key's spend of the day so far, the batch's paid payments

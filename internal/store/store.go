@@ -319,12 +319,10 @@ type Tx interface {
 	BalanceCredit(ctx context.Context, accountID int64, coin string, amount int64) (int64, error)
 	TransferInsert(ctx context.Context, t *Transfer) (int64, error)
 
-	// PayoutsOpen begins a batch of payouts: it reads the balances of the
-	// given accounts and coins and holds them for this transaction, so the
-	// ledger can decide the batch's debits before making them (a balance
-	// never held is absent: zero), and reserves n transfer ids and n payout
-	// ids for PayoutsInsert; in one round trip where the engine pipelines.
-	PayoutsOpen(ctx context.Context, keys []BalanceKey, n int) (*PayoutBooks, error)
+	// PayoutsOpen begins a batch of payouts with what the ledger decides it
+	// on, in one round trip where the engine pipelines (see
+	// PayoutsOpenParams).
+	PayoutsOpen(ctx context.Context, p *PayoutsOpenParams) (*PayoutBooks, error)
 	// PayoutsInsert writes a batch of payouts in a few set-based statements,
 	// in one round trip where the engine pipelines: the senders' debits,
 	// their journal transfers, payout rows, the recipients' credits, the
@@ -652,11 +650,30 @@ type BalanceKey struct {
 	Coin    string
 }
 
+// PayoutsOpenParams is what PayoutsOpen does, in this order.
+type PayoutsOpenParams struct {
+	// Faucets are locked as FaucetLock does, in ascending id order
+	// (ErrNotFound if one is missing), before anything is read.
+	Faucets []int64
+	// Balances are read and held for the transaction, so the ledger can
+	// decide the batch's debits before making them.
+	Balances []BalanceKey
+	// Windows are counted as PayoutWindow does, under the faucets' locks.
+	Windows []PayoutWindowParams
+	// IDs is how many transfer ids and payout ids to reserve for
+	// PayoutsInsert.
+	IDs int
+}
+
 // PayoutBooks is what PayoutsOpen read and reserved.
 type PayoutBooks struct {
-	Balances               map[BalanceKey]int64
-	TransferIDs, PayoutIDs []int64 // n each, in ascending order
+	Balances               map[BalanceKey]int64 // a balance never held is absent: zero
+	Windows                []PayoutCount        // one per PayoutsOpenParams.Windows, in order
+	TransferIDs, PayoutIDs []int64              // IDs each, in ascending order
 }
+
+// PayoutCount is what one send limit's window holds: its payouts and their sum.
+type PayoutCount struct{ Count, Sum int64 }
 
 // PayoutBatch is what PayoutsInsert writes.
 type PayoutBatch struct {

@@ -13,12 +13,21 @@ import (
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-func (q *querier) PayoutsOpen(ctx context.Context, keys []store.BalanceKey, n int) (*store.PayoutBooks, error) {
-	// One lock order for every transaction: ascending account and coin.
-	keys = slices.Clone(keys)
+func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (*store.PayoutBooks, error) {
+	// One lock order for every transaction: faucets by ascending id, then
+	// balances by ascending account and coin.
+	faucets, keys, n := slices.Sorted(slices.Values(p.Faucets)), slices.Clone(p.Balances), p.IDs
 	slices.SortFunc(keys, compareBalanceKeys)
-	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys))}
-	calls := make([]call, 0, len(keys)+1)
+	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys)), Windows: make([]store.PayoutCount, len(p.Windows))}
+	calls := make([]call, 0, len(faucets)+len(keys)+len(p.Windows)+1)
+	locked := 0
+	for _, id := range faucets {
+		calls = append(calls, call{s: q.q.FaucetLock, args: []any{id}, scan: func(r Rows) error {
+			locked++
+			var id int64
+			return r.Scan(&id)
+		}})
+	}
 	for _, k := range keys {
 		calls = append(calls, call{s: q.q.BalanceLock, args: []any{k.Account, k.Coin}, scan: func(r Rows) error {
 			var amount int64
@@ -26,6 +35,9 @@ func (q *querier) PayoutsOpen(ctx context.Context, keys []store.BalanceKey, n in
 			b.Balances[k] = amount
 			return err
 		}})
+	}
+	for i := range p.Windows {
+		calls = append(calls, q.windowCall(&p.Windows[i], &b.Windows[i]))
 	}
 	if n > 0 {
 		b.TransferIDs, b.PayoutIDs = make([]int64, 0, n), make([]int64, 0, n)
@@ -38,6 +50,9 @@ func (q *querier) PayoutsOpen(ctx context.Context, keys []store.BalanceKey, n in
 	}
 	if err := q.execAll(ctx, calls); err != nil {
 		return nil, err
+	}
+	if locked != len(faucets) {
+		return nil, fmt.Errorf("%s: %w", q.q.FaucetLock.name, store.ErrNotFound)
 	}
 	if len(b.PayoutIDs) != n {
 		return nil, fmt.Errorf("%s: reserved %d ids of %d", q.q.PayoutIDsNext.name, len(b.PayoutIDs), n)

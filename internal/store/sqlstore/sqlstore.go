@@ -505,16 +505,22 @@ func (q *querier) PayoutExists(ctx context.Context, id int64) (bool, error) {
 }
 
 func (q *querier) PayoutWindow(ctx context.Context, p *store.PayoutWindowParams) (count, sum int64, err error) {
+	var c store.PayoutCount
+	err = q.execAll(ctx, []call{q.windowCall(p, &c)})
+	return c.Count, c.Sum, err
+}
+
+// windowCall counts the payouts a send limit's window holds into c.
+func (q *querier) windowCall(p *store.PayoutWindowParams, c *store.PayoutCount) call {
 	args := []any{p.FaucetID, micros(p.Since), p.Coin}
-	sql := q.q.PayoutWindowFaucet
+	s := q.q.PayoutWindowFaucet
 	switch {
 	case p.RecipientID != 0:
-		sql, args = q.q.PayoutWindowRecipient, append(args, p.RecipientID)
+		s, args = q.q.PayoutWindowRecipient, append(args, p.RecipientID)
 	case p.IPAddress != "":
-		sql, args = q.q.PayoutWindowIP, append(args, p.IPAddress)
+		s, args = q.q.PayoutWindowIP, append(args, p.IPAddress)
 	}
-	err = q.scanRow(ctx, sql, args, &count, &sum)
-	return count, sum, err
+	return call{s: s, args: args, scan: func(r Rows) error { return r.Scan(&c.Count, &c.Sum) }}
 }
 
 func (q *querier) EventInsert(ctx context.Context, e *drip.Event) error {

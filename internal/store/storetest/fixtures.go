@@ -227,7 +227,7 @@ func newBatch(ctx context.Context, tx store.Tx, f *drip.Faucet, at time.Time, pa
 		}
 		debits[k] += p.amount
 	}
-	open, err := tx.PayoutsOpen(ctx, keys, len(payments))
+	open, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Balances: keys, IDs: len(payments)})
 	if err != nil {
 		return nil, err
 	}

@@ -190,6 +190,7 @@ func testBalanceNeverNegativeExceptDeposits(t *testing.T, st store.Store) {
 func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	a, b := newUser(t, st, "alpha"), newUser(t, st, "beta")
+	f := newFaucet(t, st, a, "payouts-open-key")
 	transact(t, st, func(ctx context.Context, tx store.Tx) error {
 		for _, c := range []struct {
 			acct   int64
@@ -205,7 +206,7 @@ func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 	ka, kaDoge, kb := store.BalanceKey{Account: a.AccountID, Coin: "BTC"}, store.BalanceKey{Account: a.AccountID, Coin: "DOGE"}, store.BalanceKey{Account: b.AccountID, Coin: "BTC"}
 	never := store.BalanceKey{Account: b.AccountID, Coin: "LTC"}
 	transact(t, st, func(ctx context.Context, tx store.Tx) error {
-		got, err := tx.PayoutsOpen(ctx, []store.BalanceKey{ka, kb, never}, 3)
+		got, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Faucets: []int64{f.ID}, Balances: []store.BalanceKey{ka, kb, never}, IDs: 3})
 		if err != nil {
 			return err
 		}
@@ -232,6 +233,13 @@ func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 	}
 	if got, _ := st.BalanceGet(ctx, a.AccountID, "BTC"); got != 40 {
 		t.Errorf("after the refused debit (rolled back) alpha holds %d, want 40", got)
+	}
+	err = try(st, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Faucets: []int64{f.ID, 999999}, Balances: []store.BalanceKey{ka}, IDs: 1})
+		return err
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PayoutsOpen locking an unknown faucet: err = %v, want ErrNotFound", err)
 	}
 }
 
