@@ -370,13 +370,13 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 			results[i] = outcome{refusal: refusals[i]}
 			continue
 		}
-		payoutID := b.ids.PayoutIDs[j]
+		payoutID := b.payoutIDs[j]
 		batch.Payouts = append(batch.Payouts, store.BatchPayout{
 			Payout: drip.Payout{
 				ID: payoutID, FaucetID: p.Faucet.ID, RecipientID: p.Recipient.ID, To: p.To, Coin: p.Coin,
 				Amount: p.Amount, IPAddress: p.IPAddress, Referral: p.Referral, CreatedAt: now,
 			},
-			TransferID: b.ids.TransferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
+			TransferID: b.transferIDs[j], From: p.Faucet.AccountID, To: p.Recipient.AccountID,
 		})
 		j++
 		batch.Credits[store.BalanceKey{Account: p.Recipient.AccountID, Coin: p.Coin}] += p.Amount

@@ -20,9 +20,11 @@ type books struct {
 	tx       store.Tx
 	now      time.Time
 	balances map[store.BalanceKey]int64
-	ids      *store.PayoutBooks // the ids reserved for the batch's payouts
-	windows  map[windowKey]*window
-	spends   map[spendKey]int64
+	// transferIDs and payoutIDs are reserved for the batch, one of each per
+	// payment; the paid ones take them in order.
+	transferIDs, payoutIDs []int64
+	windows                map[windowKey]*window
+	spends                 map[spendKey]int64
 }
 
 // windowKey names what one send limit counts: the payouts of a faucet, in
@@ -51,47 +53,39 @@ type spendKey struct{ key, day int64 }
 // transaction (D36, D41). Balances are read and held, and the batch's ids
 // reserved, after the faucets' locks.
 func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) (*books, error) {
-	var locks []int64
-	locked := map[int64]bool{}
-	var keys []store.BalanceKey
-	seen := map[store.BalanceKey]bool{}
-	for _, p := range payments {
-		if (len(p.Faucet.Limits) > 0 || p.Spend != nil) && !locked[p.Faucet.ID] {
-			locked[p.Faucet.ID] = true
-			locks = append(locks, p.Faucet.ID)
-		}
-		if k := (store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}); !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
+	b := &books{tx: tx, now: now, windows: map[windowKey]*window{}, spends: map[spendKey]int64{}}
 	// Ids for every payment, though some may be refused: a reserved id
 	// left unused is a gap, and reserving with the balances saves the
 	// batch a round trip to the database.
-	b := &books{tx: tx, now: now, windows: map[windowKey]*window{}, spends: map[spendKey]int64{}}
-	// Every window a limit of the batch counts is read with the locks, in
-	// the same round trip, rather than one query each as decide meets it.
-	var windows []windowKey
-	seenWindow := map[windowKey]bool{}
+	open := &store.PayoutsOpenParams{IDs: len(payments)}
+	var windows []windowKey // in open.Windows' order
+	locked, held := map[int64]bool{}, map[store.BalanceKey]bool{}
 	for _, p := range payments {
+		if (len(p.Faucet.Limits) > 0 || p.Spend != nil) && !locked[p.Faucet.ID] {
+			locked[p.Faucet.ID] = true
+			open.Faucets = append(open.Faucets, p.Faucet.ID)
+		}
+		if k := (store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}); !held[k] {
+			held[k] = true
+			open.Balances = append(open.Balances, k)
+		}
+		// Every window a limit of the batch counts is read under the
+		// locks, in the same round trip, not one query each.
 		for _, lim := range p.Faucet.Limits {
-			if k, ok := b.windowKey(lim, p); ok && !seenWindow[k] {
-				seenWindow[k] = true
+			if k, ok := windowKeyOf(lim, p); ok && b.windows[k] == nil {
+				b.windows[k] = &window{}
 				windows = append(windows, k)
+				open.Windows = append(open.Windows, b.windowParams(k))
 			}
 		}
 	}
-	params := &store.PayoutsOpenParams{Faucets: locks, Balances: keys, IDs: len(payments)}
-	for _, k := range windows {
-		params.Windows = append(params.Windows, b.windowParams(k))
-	}
-	open, err := tx.PayoutsOpen(ctx, params)
+	read, err := tx.PayoutsOpen(ctx, open)
 	if err != nil {
 		return nil, err
 	}
-	b.balances, b.ids = open.Balances, open
+	b.balances, b.transferIDs, b.payoutIDs = read.Balances, read.TransferIDs, read.PayoutIDs
 	for i, k := range windows {
-		b.windows[k] = &window{count: open.Windows[i].Count, sum: open.Windows[i].Sum}
+		*b.windows[k] = window{count: read.Windows[i].Count, sum: read.Windows[i].Sum}
 	}
 	return b, nil
 }
@@ -100,8 +94,8 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 // order the ledger has always checked: the owner's send limits (D41), the
 // key's daily USD cap (D36), the balance (D5).
 func (b *books) decide(ctx context.Context, p *Payment) (*drip.Error, error) {
-	if refusal, err := b.limits(ctx, p); refusal != nil || err != nil {
-		return refusal, err
+	if refusal := b.limits(p); refusal != nil {
+		return refusal, nil
 	}
 	if p.Spend != nil {
 		spent, err := b.spent(ctx, p.Spend)
@@ -122,8 +116,8 @@ func (b *books) decide(ctx context.Context, p *Payment) (*drip.Error, error) {
 // balance after it.
 func (b *books) pay(p *Payment) int64 {
 	for _, lim := range p.Faucet.Limits {
-		if k, ok := b.windowKey(lim, p); ok {
-			w := b.windows[k] // read by decide
+		if k, ok := windowKeyOf(lim, p); ok {
+			w := b.windows[k] // read by openBooks
 			w.count++
 			w.sum += p.Amount
 		}
@@ -137,19 +131,17 @@ func (b *books) pay(p *Payment) int64 {
 }
 
 // limits evaluates the faucet owner's send limits (D41) for p: the payouts
-// committed in each limit's window, read once per batch, plus those paid
-// before p in the batch. A per-IP limit refuses with the claimer-IP code
-// (v1 459, D26); every other limit with the send-limit code (v1 450).
-func (b *books) limits(ctx context.Context, p *Payment) (*drip.Error, error) {
+// committed in each limit's window, read once per batch by openBooks, plus
+// those paid before p in the batch. A per-IP limit refuses with the
+// claimer-IP code (v1 459, D26); every other limit with the send-limit
+// code (v1 450).
+func (b *books) limits(p *Payment) *drip.Error {
 	for _, lim := range p.Faucet.Limits {
-		k, ok := b.windowKey(lim, p)
+		k, ok := windowKeyOf(lim, p)
 		if !ok {
 			continue
 		}
-		w, err := b.window(ctx, k)
-		if err != nil {
-			return nil, err
-		}
+		w := b.windows[k]
 		overCount := lim.MaxCount > 0 && w.count+1 > lim.MaxCount
 		overAmount := lim.MaxAmount > 0 && w.sum+p.Amount > lim.MaxAmount
 		if !overCount && !overAmount {
@@ -157,16 +149,16 @@ func (b *books) limits(ctx context.Context, p *Payment) (*drip.Error, error) {
 		}
 		seconds := strconv.FormatInt(lim.WindowSeconds, 10) + " seconds"
 		if lim.Per == drip.PerIP {
-			return drip.Errorf(drip.CodeClaimerRateLimit, "Rate limited: this claimer IP has reached the faucet's limit for %s; retry later.", seconds), nil
+			return drip.Errorf(drip.CodeClaimerRateLimit, "Rate limited: this claimer IP has reached the faucet's limit for %s; retry later.", seconds)
 		}
-		return drip.Errorf(drip.CodeSendLimit, "Send limit reached: the faucet's %s limit for %s is used up; retry later.", lim.Per, seconds), nil
+		return drip.Errorf(drip.CodeSendLimit, "Send limit reached: the faucet's %s limit for %s is used up; retry later.", lim.Per, seconds)
 	}
-	return nil, nil
+	return nil
 }
 
 // windowKey is what lim counts for p; false when lim does not apply to p
 // (another coin, or a per-IP limit and no claimer IP given).
-func (b *books) windowKey(lim drip.Limit, p *Payment) (windowKey, bool) {
+func windowKeyOf(lim drip.Limit, p *Payment) (windowKey, bool) {
 	if lim.Coin != "" && lim.Coin != p.Coin {
 		return windowKey{}, false
 	}
@@ -181,25 +173,6 @@ func (b *books) windowKey(lim drip.Limit, p *Payment) (windowKey, bool) {
 		k.ip = p.IPAddress
 	}
 	return k, true
-}
-
-// window is the committed payouts k counts, read once per batch: by
-// openBooks, with the locks, for every window the batch's limits name
-// (here only should a key escape it). The batch has one clock reading
-// (now), so every payment of it shares the window's start, and payouts
-// paid in the batch fall inside every window.
-func (b *books) window(ctx context.Context, k windowKey) (*window, error) {
-	if w, ok := b.windows[k]; ok {
-		return w, nil
-	}
-	p := b.windowParams(k)
-	count, sum, err := b.tx.PayoutWindow(ctx, &p)
-	if err != nil {
-		return nil, err
-	}
-	w := &window{count: count, sum: sum}
-	b.windows[k] = w
-	return w, nil
 }
 
 // windowParams selects the committed payouts k counts.

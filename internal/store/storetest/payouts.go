@@ -105,6 +105,23 @@ func testPayoutWindow(t *testing.T, st store.Store) {
 			t.Errorf("%s: PayoutWindow = (%d, %d), want (%d, %d)", c.name, count, sum, c.wantCount, c.wantSu)
 		}
 	}
+	// The ledger reads the same windows, all at once, with a batch's locks.
+	open := &store.PayoutsOpenParams{Faucets: []int64{g.ID, f.ID}}
+	for _, c := range cases {
+		open.Windows = append(open.Windows, c.p)
+	}
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		books, err := tx.PayoutsOpen(ctx, open)
+		if err != nil {
+			return err
+		}
+		for i, c := range cases {
+			if got := books.Windows[i]; got.Count != c.wantCount || got.Sum != c.wantSu {
+				t.Errorf("%s: PayoutsOpen's window = %+v, want (%d, %d)", c.name, got, c.wantCount, c.wantSu)
+			}
+		}
+		return nil
+	})
 }
 
 // bulkLoad runs the bulk load every engine's transactions offer to drip
