@@ -32,6 +32,7 @@ func BenchmarkPay(b *testing.B) {
 				defer l.Close()
 				var next atomic.Int64
 				b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 concurrent callers
+				cpu := storetest.StartCPU()
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
@@ -45,6 +46,7 @@ func BenchmarkPay(b *testing.B) {
 				})
 				b.StopTimer()
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "payouts/s")
+				cpu.Report(b)
 				e.reconciled(b)
 			})
 		}

@@ -170,3 +170,13 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// BenchmarkPayoutBatch: the store's work for one group commit of 32
+// payouts (storetest.BenchPayoutBatch), on each engine.
+//
+//	go test ./internal/store -run '^$' -bench PayoutBatch -count 5
+func BenchmarkPayoutBatch(b *testing.B) {
+	for _, eng := range storetest.Engines(b) {
+		b.Run(eng.Name, func(b *testing.B) { storetest.BenchPayoutBatch(b, eng.Open(b), 32) })
+	}
+}

@@ -102,6 +102,7 @@ func (d *driver) Reader() sqlstore.Conn  { return conn{d.pool} }
 func (d *driver) Migrations() fs.FS      { sub, _ := fs.Sub(migrations, "migrations"); return sub }
 func (d *driver) QueryOverrides() string { return overrides }
 func (d *driver) Rebind(q string) string { return q }
+func (d *driver) Arrays() bool           { return true }
 func (d *driver) Close() error           { d.pool.Close(); return nil }
 
 func (d *driver) Begin(ctx context.Context) (sqlstore.TxConn, error) {

@@ -27,25 +27,30 @@ SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
 SELECT (SELECT COALESCE(MAX(id), 0) FROM transfers) + i, (SELECT COALESCE(MAX(id), 0) FROM payouts) + i FROM n;
 
--- name: TransfersInsertJSON
+-- The batch statements of a payout batch take their rows as one JSON
+-- array of objects (SQLite binds no arrays, sqlstore's rowsCalls);
+-- jsonb_each gives each row's object in binary JSON, which ->> reads
+-- without parsing text again, as it would for each field of json_each's
+-- text (a tenth of the ledger's CPU, issue 16).
+-- name: TransfersInsertRows
 INSERT INTO transfers (id, coin, from_account, to_account, amount, kind, created_at)
 SELECT r.value ->> 'id', r.value ->> 'coin', r.value ->> 'from_account', r.value ->> 'to_account',
   r.value ->> 'amount', 'payout', $2
 FROM jsonb_each($1) AS r;
 
--- name: PayoutsInsertJSON
+-- name: PayoutsInsertRows
 INSERT INTO payouts (id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
 SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'recipient_id', r.value ->> 'transfer_id',
   r.value ->> 'to_given', r.value ->> 'coin', r.value ->> 'amount', r.value ->> 'ip_address', r.value ->> 'referral', $2
 FROM jsonb_each($1) AS r;
 
--- name: BalancesCreditJSON
+-- name: BalancesCreditRows
 INSERT INTO balances (account_id, coin, amount)
 SELECT r.value ->> 'account_id', r.value ->> 'coin', r.value ->> 'amount'
-FROM jsonb_each($1) AS r WHERE true
+FROM jsonb_each($1) AS r WHERE true -- (SQLite's upsert after a SELECT needs a WHERE)
 ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded.amount;
 
--- name: EventsInsertJSON
+-- name: EventsInsertRows
 INSERT INTO events (id, faucet_id, type, data, created_at)
 SELECT r.value ->> 'id', r.value ->> 'faucet_id', r.value ->> 'type', r.value ->> 'data', $2
 FROM jsonb_each($1) AS r;

@@ -118,6 +118,9 @@ var placeholder = regexp.MustCompile(`\$(\d+)`)
 // Rebind turns $N into ?N, SQLite's numbered parameter of the same meaning.
 func (d *driver) Rebind(q string) string { return placeholder.ReplaceAllString(q, "?$1") }
 
+// Arrays: SQLite binds no arrays; its batch statements take JSON.
+func (d *driver) Arrays() bool { return false }
+
 func (d *driver) Translate(err error) error {
 	if err == nil {
 		return nil

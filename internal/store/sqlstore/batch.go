@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dripfaucet/drip/internal/store"
@@ -60,38 +60,12 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	return b, nil
 }
 
-// The rows of the batch statements, as their JSON array parameters carry them.
-type (
-	transferRow struct {
-		ID          int64  `json:"id"`
-		Coin        string `json:"coin"`
-		FromAccount int64  `json:"from_account"`
-		ToAccount   int64  `json:"to_account"`
-		Amount      int64  `json:"amount"`
-	}
-	payoutRow struct {
-		ID          int64  `json:"id"`
-		FaucetID    int64  `json:"faucet_id"`
-		RecipientID int64  `json:"recipient_id"`
-		TransferID  int64  `json:"transfer_id"`
-		ToGiven     string `json:"to_given"`
-		Coin        string `json:"coin"`
-		Amount      int64  `json:"amount"`
-		IPAddress   string `json:"ip_address"`
-		Referral    string `json:"referral"`
-	}
-	creditRow struct {
-		AccountID int64  `json:"account_id"`
-		Coin      string `json:"coin"`
-		Amount    int64  `json:"amount"`
-	}
-	eventRow struct {
-		ID       string `json:"id"`
-		FaucetID int64  `json:"faucet_id"`
-		Type     string `json:"type"`
-		Data     string `json:"data"`
-	}
-)
+// creditRow is one balance's change in a batch.
+type creditRow struct {
+	AccountID int64
+	Coin      string
+	Amount    int64
+}
 
 func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error {
 	at := micros(b.CreatedAt)
@@ -111,20 +85,36 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		calls = append(calls, call{s: q.q.BalanceDebit, args: []any{d.AccountID, d.Coin, d.Amount},
 			want: 1, short: store.ErrInsufficientFunds})
 	}
-	if len(b.Payouts) > 0 {
-		transfers := make([]transferRow, len(b.Payouts))
-		payouts := make([]payoutRow, len(b.Payouts))
+	if n := len(b.Payouts); n > 0 {
+		// The rows column by column (rowsCalls).
+		ids, transferIDs, from, to := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		faucets, recipients, amounts := make([]int64, n), make([]int64, n), make([]int64, n)
+		coins, given, ips, referrals := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		for i, bp := range b.Payouts {
 			p := &bp.Payout
-			transfers[i] = transferRow{bp.TransferID, p.Coin, bp.From, bp.To, p.Amount}
-			payouts[i] = payoutRow{p.ID, p.FaucetID, p.RecipientID, bp.TransferID, p.To, p.Coin, p.Amount, p.IPAddress, p.Referral}
+			ids[i], transferIDs[i], from[i], to[i] = p.ID, bp.TransferID, bp.From, bp.To
+			faucets[i], recipients[i], amounts[i] = p.FaucetID, p.RecipientID, p.Amount
+			coins[i], given[i], ips[i], referrals[i] = p.Coin, p.To, p.IPAddress, p.Referral
 		}
 		credits, err := balanceRows(b.Credits)
 		if err != nil {
 			return err
 		}
-		if err := errors.Join(add(q.q.TransfersInsertJSON, transfers, at), add(q.q.PayoutsInsertJSON, payouts, at),
-			add(q.q.BalancesCreditJSON, credits, nil)); err != nil {
+		accounts, creditCoins, creditAmounts := make([]int64, len(credits)), make([]string, len(credits)), make([]int64, len(credits))
+		for i, c := range credits {
+			accounts[i], creditCoins[i], creditAmounts[i] = c.AccountID, c.Coin, c.Amount
+		}
+		if calls, err = q.rowsCalls(calls, q.q.TransfersInsertRows, []column{ints("id", transferIDs), texts("coin", coins),
+			ints("from_account", from), ints("to_account", to), ints("amount", amounts)}, at); err != nil {
+			return err
+		}
+		if calls, err = q.rowsCalls(calls, q.q.PayoutsInsertRows, []column{ints("id", ids), ints("faucet_id", faucets),
+			ints("recipient_id", recipients), ints("transfer_id", transferIDs), texts("to_given", given),
+			texts("coin", coins), ints("amount", amounts), texts("ip_address", ips), texts("referral", referrals)}, at); err != nil {
+			return err
+		}
+		if calls, err = q.rowsCalls(calls, q.q.BalancesCreditRows, []column{ints("account_id", accounts),
+			texts("coin", creditCoins), ints("amount", creditAmounts)}); err != nil {
 			return err
 		}
 	}
@@ -153,16 +143,92 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 			return err
 		}
 	}
-	if len(b.Events) > 0 {
-		events := make([]eventRow, len(b.Events))
+	if n := len(b.Events); n > 0 {
+		ids, faucets, types, data := make([]string, n), make([]int64, n), make([]string, n), make([]string, n)
 		for i, e := range b.Events {
-			events[i] = eventRow{e.ID, e.FaucetID, e.Type, string(e.Data)}
+			ids[i], faucets[i], types[i], data[i] = e.ID, e.FaucetID, e.Type, string(e.Data)
 		}
-		if err := add(q.q.EventsInsertJSON, events, at); err != nil {
+		var err error
+		if calls, err = q.rowsCalls(calls, q.q.EventsInsertRows, []column{texts("id", ids), ints("faucet_id", faucets),
+			texts("type", types), texts("data", data)}, at); err != nil {
 			return err
 		}
 	}
 	return q.execAll(ctx, calls)
+}
+
+// column is one column of a batch statement's rows (rowsCalls): its
+// name, the key of its values in the JSON of an engine without arrays,
+// and its values, int64 or string.
+type column struct {
+	name  string
+	ints  []int64
+	texts []string
+}
+
+func ints(name string, v []int64) column   { return column{name: name, ints: v} }
+func texts(name string, v []string) column { return column{name: name, texts: v} }
+
+// rowsCalls appends the call of a batch statement (a *Rows query) over
+// its rows, given column by column, followed by the parameters every row
+// shares. An engine that binds arrays (PostgreSQL) takes each column as
+// one array parameter: it decodes them in binary, where the JSON it took
+// before was parsed as text for every batch (8% of its work a payout).
+// Another (SQLite) takes the rows as one JSON array of objects, as
+// before: one VALUES tuple a row, each value bound on its own, and a JSON
+// array of arrays both measured no cheaper there.
+func (q *querier) rowsCalls(calls []call, s stmt, cols []column, shared ...any) ([]call, error) {
+	n := max(len(cols[0].ints), len(cols[0].texts))
+	if n == 0 {
+		return calls, nil
+	}
+	args := make([]any, 0, len(cols)+len(shared))
+	if q.drv.Arrays() {
+		for _, c := range cols {
+			if c.ints != nil {
+				args = append(args, c.ints)
+			} else {
+				args = append(args, c.texts)
+			}
+		}
+		return append(calls, call{s: s, args: append(args, shared...)}), nil
+	}
+	body, err := rowsJSON(cols, n)
+	if err != nil {
+		return calls, err
+	}
+	return append(calls, call{s: s, args: append(append(args, string(body)), shared...)}), nil
+}
+
+// rowsJSON is n rows given column by column as a JSON array of objects,
+// one key a column.
+func rowsJSON(cols []column, n int) ([]byte, error) {
+	body := make([]byte, 0, 32*n*len(cols))
+	body = append(body, '[')
+	for r := range n {
+		if r > 0 {
+			body = append(body, ',')
+		}
+		for i, c := range cols {
+			if i == 0 {
+				body = append(body, '{')
+			} else {
+				body = append(body, ',')
+			}
+			body = append(append(append(body, '"'), c.name...), '"', ':')
+			if c.ints != nil {
+				body = strconv.AppendInt(body, c.ints[r], 10)
+				continue
+			}
+			text, err := json.Marshal(c.texts[r])
+			if err != nil {
+				return nil, err
+			}
+			body = append(body, text...)
+		}
+		body = append(body, '}')
+	}
+	return append(body, ']'), nil
 }
 
 // call is one statement of execAll. scan, when set, reads the rows it

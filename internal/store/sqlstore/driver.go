@@ -69,6 +69,11 @@ type Driver interface {
 	QueryOverrides() string
 	// Rebind turns a $N-placeholder query into the engine's own form.
 	Rebind(query string) string
+	// Arrays reports whether the engine binds a Go slice ([]int64,
+	// []string) as one array parameter. The batch statements (the *Rows
+	// queries) then take each column as an array; without it, all the rows
+	// as one JSON array of arrays (rowsCalls).
+	Arrays() bool
 	// Translate maps the engine's errors to the store's: no rows ->
 	// store.ErrNotFound, unique violation -> store.ErrConflict, a database
 	// that cannot be reached or did not answer in time (Outage) ->

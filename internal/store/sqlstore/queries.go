@@ -12,7 +12,7 @@ import (
 var sharedQueries string
 
 // stmt is one statement: its name in the SQL files, which every error it
-// returns carries ("PayoutsInsertJSON: ..."), so the one log line at the
+// returns carries ("PayoutsInsertRows: ..."), so the one log line at the
 // edge says which statement failed, and its SQL as the engine runs it.
 type stmt struct{ name, sql string }
 
@@ -37,7 +37,7 @@ type queries struct {
 	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists        stmt
 	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                       stmt
 	BalanceLock, PayoutIDsNext                                                      stmt
-	TransfersInsertJSON, PayoutsInsertJSON, BalancesCreditJSON, EventsInsertJSON    stmt
+	TransfersInsertRows, PayoutsInsertRows, BalancesCreditRows, EventsInsertRows    stmt
 	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                 stmt
 	EventInsert, EventList, EventGet, EventProbe, Ping                              stmt
 	EventFeed                                                                       stmt // the events feed

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 // TestStatementsAreSingle: every statement, as each engine loads it, is
 // one statement with nothing after it. A comment left after a statement's
-// ";" made SQLite's driver parse the batch's debit and EventsInsertJSON again
+// ";" made SQLite's driver parse the batch's debit and events insert again
 // on every batch, as a script, instead of running them prepared.
 func TestStatementsAreSingle(t *testing.T) {
 	for _, file := range []string{"../sqlite/queries.sql", "../postgres/queries.sql"} {
@@ -47,5 +48,23 @@ func TestStatementBody(t *testing.T) {
 		if got := statementBody(in); got != want {
 			t.Errorf("statementBody(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRowsJSON: the JSON of an engine without arrays is what
+// encoding/json makes of the same rows, strings escaped.
+func TestRowsJSON(t *testing.T) {
+	cols := []column{ints("id", []int64{1, -9007199254740993}), texts("to_given", []string{`a"b\c`, "ü\n\u2028<>&"})}
+	got, err := rowsJSON(cols, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID      int64  `json:"id"`
+		ToGiven string `json:"to_given"`
+	}
+	want, _ := json.Marshal([]row{{1, `a"b\c`}, {-9007199254740993, "ü\n\u2028<>&"}})
+	if string(got) != string(want) {
+		t.Errorf("rowsJSON = %s\nwant %s", got, want)
 	}
 }
