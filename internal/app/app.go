@@ -106,6 +106,7 @@ type App struct {
 
 	mail    mail.Sender
 	baseURL string
+	gen     *gencache.Generation // the cache generation's reader (D63)
 
 	idempotencyRetention time.Duration
 	limiter              ratelimit.Limiter
@@ -160,10 +161,10 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	a.Faucets = faucet.NewService(st, a.Coins, opts.Now)
 	// A send's key, faucet and recipient come from memory while the cache
 	// generation, read after the request arrived, says none changed (D63).
-	gen := gencache.NewGeneration(st.CacheGeneration)
-	a.Faucets.UseCache(gen)
-	a.Keys.UseCache(gen)
-	users.UseCache(gen)
+	a.gen = gencache.NewGeneration(st.CacheGeneration)
+	a.Faucets.UseCache(a.gen)
+	a.Keys.UseCache(a.gen)
+	users.UseCache(a.gen)
 	a.Listing = listing.NewService(st, a.Coins, opts.Now)
 	a.Audit = audit.NewService(st, opts.Now)
 	if a.mail == nil {
@@ -251,7 +252,10 @@ func (a *App) Run(ctx context.Context) {
 // Close stops the application's workers after they finish what they hold
 // (the ledger's writers answer every payment handed to them). The store
 // stays open: whoever opened it closes it.
-func (a *App) Close() { a.Ledger.Close() }
+func (a *App) Close() {
+	a.Ledger.Close()
+	a.gen.Close()
+}
 
 // HandlerOptions adjust the HTTP interface.
 type HandlerOptions struct {

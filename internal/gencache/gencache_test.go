@@ -201,3 +201,30 @@ func TestPinned(t *testing.T) {
 		t.Errorf("another Generation answered %d through the pin, want its own 99", gen)
 	}
 }
+
+// Rounds that follow one another are each a read begun after their
+// callers called, all on the one reader; Close stops it, and a caller
+// after that is answered unavailable when its own time ends, never with a
+// generation no read gave.
+func TestGenerationRoundsInTurnAndClose(t *testing.T) {
+	t.Parallel()
+	src := &source{}
+	g := NewGeneration(src.read)
+	ctx := context.Background()
+	for want := int64(1); want <= 100; want++ {
+		src.gen.Store(want) // a change commits before each call
+		if gen, err := g.Current(ctx); err != nil || gen != want {
+			t.Fatalf("round %d: generation %d, %v", want, gen, err)
+		}
+	}
+	if n := src.reads.Load(); n != 100 {
+		t.Errorf("100 calls in turn made %d reads, want 100", n)
+	}
+	g.Close()
+	g.Close() // twice is harmless
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if gen, err := g.Current(short); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("after Close: generation %d, error %v; want ErrUnavailable", gen, err)
+	}
+}
