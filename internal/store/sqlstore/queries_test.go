@@ -68,3 +68,22 @@ func TestRowsJSON(t *testing.T) {
 		t.Errorf("rowsJSON = %s\nwant %s", got, want)
 	}
 }
+
+// appendJSONString writes every string as encoding/json does: each ASCII
+// byte alone and amid others, and strings past ASCII (valid or not).
+func TestAppendJSONString(t *testing.T) {
+	values := []string{"", `{"payout_id":1,"amount":"0.00000001"}`, "ü", "a\xffb", "\u2028", "x\u00e9\ty"}
+	for c := range 128 {
+		values = append(values, string(rune(c)), "a"+string(rune(c))+"b")
+	}
+	for _, v := range values {
+		got, err := appendJSONString([]byte("prefix"), v)
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		want, _ := json.Marshal(v)
+		if string(got) != "prefix"+string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want %s", v, got[len("prefix"):], want)
+		}
+	}
+}
