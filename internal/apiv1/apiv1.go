@@ -83,7 +83,8 @@ type params struct{ url.Values }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// D21: 404 first, then 403, then what the service decides.
-	op, known := h.ops[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, Prefix), "/")]
+	method := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, Prefix), "/")
+	op, known := h.ops[method]
 	if !known {
 		h.reply(w, r, nil, drip.Errorf(drip.CodeNotFound, "Unknown method."))
 		return
@@ -98,17 +99,36 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := params{values}
-	// One read of the cache generation serves the request's key, faucet
-	// and recipient (D63).
-	r = r.WithContext(gencache.Pinned(r.Context()))
 	requestlog.SetKey(r.Context(), p.Get("api_key"))
-	caller, err := h.svc.AuthorizeV1(r.Context(), p.Get("api_key"), h.clientIP(r))
-	if err != nil {
-		h.reply(w, r, nil, err)
-		return
+	// One read of the cache generation serves the request's key, faucet
+	// and recipient (D63). A send takes the latest generation known
+	// instead, which its payment's transaction checks (gencache.Optimistic);
+	// should it have changed, the send is served again after a read.
+	pin := gencache.Pinned
+	if method == "/send" {
+		pin = gencache.Optimistic
 	}
-	result, err := op(r.Context(), caller, p)
+	ctx := payout.CountOnce(r.Context())
+	result, err := h.authorized(pin(ctx), r, op, p)
+	if errors.Is(err, gencache.ErrStale) {
+		result, err = h.authorized(gencache.Pinned(ctx), r, op, p)
+	}
 	h.reply(w, r, result, err)
+}
+
+// authorized runs op for the request's caller in ctx, and confirms what it
+// read from memory before its answer is given (gencache.Confirm): a send
+// paid has it confirmed by its transaction, anything else by a read.
+func (h *Handler) authorized(ctx context.Context, r *http.Request, op op, p params) (any, error) {
+	caller, err := h.svc.AuthorizeV1(ctx, p.Get("api_key"), h.clientIP(r))
+	var result any
+	if err == nil {
+		result, err = op(ctx, caller, p)
+	}
+	if cerr := gencache.Confirm(ctx); cerr != nil {
+		return nil, cerr
+	}
+	return result, err
 }
 
 // errorReply is every v1 refusal: the envelope alone (spec 2.1).

@@ -151,17 +151,21 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	if o, ok := st.(store.Observable); ok {
 		o.Observe(reg)
 	}
+	// A send's key, faucet and recipient come from memory while the cache
+	// generation, read after the request arrived, says none changed (D63);
+	// the ledger's batches read it too, for the payments of sends that took
+	// the latest known (gencache.Optimistic), and tell what they read.
+	gen := gencache.NewGeneration(st.CacheGeneration)
+	batch := opts.Batch
+	batch.Generation = gen.Observe
 	a := &App{
 		Metrics: reg, Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
-		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter, mail: opts.Mail,
+		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter, mail: opts.Mail, gen: gen,
 		Keys:   key.NewService(st, opts.Now),
 		Coins:  coin.NewCatalog(st, opts.Now),
-		Ledger: ledger.NewBatched(st, opts.Now, opts.Batch),
+		Ledger: ledger.NewBatched(st, opts.Now, batch),
 	}
 	a.Faucets = faucet.NewService(st, a.Coins, opts.Now)
-	// A send's key, faucet and recipient come from memory while the cache
-	// generation, read after the request arrived, says none changed (D63).
-	a.gen = gencache.NewGeneration(st.CacheGeneration)
 	a.Faucets.UseCache(a.gen)
 	a.Keys.UseCache(a.gen)
 	users.UseCache(a.gen)

@@ -228,3 +228,59 @@ func TestGenerationRoundsInTurnAndClose(t *testing.T) {
 		t.Errorf("after Close: generation %d, error %v; want ErrUnavailable", gen, err)
 	}
 }
+
+// An optimistic pin takes the latest generation known without a read, and
+// only a confirmation makes it good: Confirm reads again and returns
+// ErrStale when a change committed meanwhile; a pin confirmed (by Confirm
+// or Confirmed) is no longer Unconfirmed. Before any read, it reads.
+func TestOptimistic(t *testing.T) {
+	t.Parallel()
+	src := &source{}
+	src.gen.Store(5)
+	g := NewGeneration(src.read)
+	ctx := context.Background()
+
+	cold := Optimistic(ctx)
+	if gen, err := g.Current(cold); err != nil || gen != 5 || src.reads.Load() != 1 {
+		t.Fatalf("optimistic before any read: generation %d, %v, %d reads; want 5 from one read", gen, err, src.reads.Load())
+	}
+	if gen := Unconfirmed(cold); gen != 0 {
+		t.Errorf("a pin that read is unconfirmed at %d", gen)
+	}
+
+	warm := Optimistic(ctx)
+	if gen, _ := g.Current(warm); gen != 5 || src.reads.Load() != 1 {
+		t.Fatalf("optimistic with 5 known: generation %d after %d reads; want 5 without a read", gen, src.reads.Load())
+	}
+	if gen := Unconfirmed(warm); gen != 5 {
+		t.Fatalf("Unconfirmed = %d, want 5", gen)
+	}
+	if err := Confirm(warm); err != nil || Unconfirmed(warm) != 0 {
+		t.Fatalf("Confirm with no change: %v, unconfirmed %d", err, Unconfirmed(warm))
+	}
+
+	stale := Optimistic(ctx)
+	g.Current(stale)
+	src.gen.Store(6) // a change commits after the pin took 5
+	if err := Confirm(stale); !errors.Is(err, ErrStale) {
+		t.Fatalf("Confirm after a change: %v, want ErrStale", err)
+	}
+	if g.Known() != 6 {
+		t.Errorf("Known = %d after a read found 6", g.Known())
+	}
+	g.Observe(4) // an older read reported late
+	if g.Known() != 6 {
+		t.Errorf("Known went back to %d", g.Known())
+	}
+
+	paid := Optimistic(ctx)
+	g.Current(paid)
+	Confirmed(paid) // a transaction found it current
+	reads := src.reads.Load()
+	if err := Confirm(paid); err != nil || src.reads.Load() != reads {
+		t.Errorf("Confirm after Confirmed: %v, %d more reads", err, src.reads.Load()-reads)
+	}
+	if err := Confirm(ctx); err != nil {
+		t.Errorf("Confirm without a pin: %v", err)
+	}
+}

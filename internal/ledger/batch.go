@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
@@ -30,6 +31,10 @@ type BatchConfig struct {
 	Writers int
 	// Observer is told of each committed batch (metrics); nil: no one.
 	Observer Observer
+	// Generation, when set, is told each cache generation a batch read to
+	// check its payments' (Payment.Generation), so that the requests that
+	// follow take it (gencache.Generation.Observe).
+	Generation func(gen int64)
 }
 
 // Observer is told of group commit's work, for metrics: each committed
@@ -327,8 +332,76 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 // journal, the payouts, the recipients' credits, the keys' spends, the
 // idempotency rows (D35), the low-balance notifications (D43) and the
 // events, among them each payment's outcome event under its unique id
-// (D6).
+// (D6). First, a payment read from memory under a generation that has
+// changed since is left undecided (checkGenerations).
 func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
+	current, all, err := l.checkGenerations(ctx, tx, payments)
+	if err != nil {
+		return nil, err
+	}
+	if all {
+		return l.applyCurrent(ctx, tx, payments, now)
+	}
+	// Some were read from memory under a generation since changed: they
+	// are answered ErrStale, undecided and unwritten, and served again.
+	results := make([]outcome, len(payments))
+	live := make([]*Payment, 0, len(current))
+	for i, p := range payments {
+		if current[i] {
+			live = append(live, p)
+		} else {
+			results[i] = outcome{err: fmt.Errorf("ledger: payment %s: %w", p.ID, gencache.ErrStale)}
+		}
+	}
+	if len(live) == 0 {
+		return results, nil
+	}
+	decided, err := l.applyCurrent(ctx, tx, live, now)
+	if err != nil {
+		return nil, err
+	}
+	j := 0
+	for i := range payments {
+		if current[i] {
+			results[i] = decided[j]
+			j++
+		}
+	}
+	return results, nil
+}
+
+// checkGenerations tells which payments may be decided: those not read
+// from memory under an unconfirmed generation (Payment.Generation 0), and
+// those whose generation is the one the transaction reads now, after
+// their requests arrived (D63). It reads the generation only when some
+// payment needs it; all says whether every payment may be decided.
+func (l *Ledger) checkGenerations(ctx context.Context, tx store.Tx, payments []*Payment) (current []bool, all bool, err error) {
+	current = make([]bool, len(payments))
+	all = true
+	var gen int64
+	read := false
+	for i, p := range payments {
+		if p.Generation == 0 {
+			current[i] = true
+			continue
+		}
+		if !read {
+			if gen, err = tx.CacheGeneration(ctx); err != nil {
+				return nil, false, err
+			}
+			read = true
+			if l.generation != nil {
+				l.generation(gen)
+			}
+		}
+		current[i] = p.Generation == gen
+		all = all && current[i]
+	}
+	return current, all, nil
+}
+
+// applyCurrent is applyBatch for payments whose cached reads are current.
+func (l *Ledger) applyCurrent(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
 	b, err := openBooks(ctx, tx, payments, now)
 	if err != nil {
 		return nil, err

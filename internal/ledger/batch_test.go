@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/store"
 )
@@ -394,5 +395,52 @@ func TestLedgerClose(t *testing.T) {
 		if _, err := l.Pay(context.Background(), &ledger.Payment{Faucet: f, Recipient: u, To: "rita", Coin: "BTC", Amount: 1}); err == nil {
 			t.Fatal("Pay after Close succeeded")
 		}
+	})
+}
+
+// D63: a payment read from memory under a generation that has changed is
+// neither decided nor written: it gets gencache.ErrStale, while the
+// batch's other payments, current or not read from memory, are paid; the
+// generation the batch read is told to BatchConfig.Generation.
+func TestBatchLeavesStalePaymentsUndecided(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 1000})
+		recipients := e.users8(t)
+		gen, err := e.st.CacheGeneration(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var told []int64
+		fs := &faultyStore{Store: e.st}
+		l := ledger.NewBatched(fs, e.clock.Now, ledger.BatchConfig{MaxSize: 3, MaxWait: time.Second, Writers: 1,
+			Generation: func(g int64) { told = append(told, g) }})
+		defer l.Close()
+
+		ps := payments(f, recipients[:3], 100)
+		ps[0].Generation = gen     // current
+		ps[1].Generation = gen - 1 // read before a change
+		// ps[2] was not read from memory: Generation 0
+		receipts, errs := payAll(l, ps)
+		if errs[0] != nil || errs[2] != nil || receipts[0] == nil || receipts[2] == nil {
+			t.Fatalf("current payments: %v, %v; want both paid", errs[0], errs[2])
+		}
+		if !errors.Is(errs[1], gencache.ErrStale) || receipts[1] != nil {
+			t.Fatalf("stale payment: receipt %v, error %v; want ErrStale", receipts[1], errs[1])
+		}
+		if fmt.Sprint(fs.batches) != "[2]" {
+			t.Errorf("transactions (payouts each) %v, want one of 2", fs.batches)
+		}
+		if b := e.balance(t, f.AccountID, "BTC"); b != 800 {
+			t.Errorf("faucet balance %d, want 800", b)
+		}
+		for _, ev := range e.events(t, f) {
+			if ev.ID == ps[1].ID {
+				t.Errorf("the stale payment has an event: %s", ev.Type)
+			}
+		}
+		if fmt.Sprint(told) != fmt.Sprint([]int64{gen}) {
+			t.Errorf("generations told %v, want [%d]", told, gen)
+		}
+		e.reconciled(t)
 	})
 }

@@ -13,12 +13,14 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/antifraud"
 	"github.com/dripfaucet/drip/internal/coin"
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/faucet"
+	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/ledger"
 	"github.com/dripfaucet/drip/internal/price"
@@ -130,7 +132,7 @@ func (s *Service) limitCaller(ctx context.Context, ip netip.Addr) error {
 	if s.callers == nil {
 		return nil
 	}
-	d, err := s.callers.Allow(ctx, callerBucket(ip))
+	d, err := allowOnce(ctx, s.callers, callerBucket(ip), 1)
 	if err != nil {
 		return err
 	}
@@ -146,8 +148,51 @@ func (s *Service) limitCaller(ctx context.Context, ip netip.Addr) error {
 // refusedKey charges the caller IP's bucket for a key that was refused.
 func (s *Service) refusedKey(ctx context.Context, ip netip.Addr, err error) {
 	if s.callers != nil && drip.ErrorCode(err) == drip.CodeUnauthenticated {
-		_, _ = s.callers.AllowN(ctx, callerBucket(ip), failedKeyCost) // the next request learns the outcome
+		_, _ = allowOnce(ctx, s.callers, callerBucket(ip), failedKeyCost) // the next request learns the outcome
 	}
+}
+
+// CountOnce is ctx for a request that may be served twice (a send whose
+// cache generation moved, gencache.Optimistic): each rate it is counted
+// against takes it once, and serving it again reuses the decision.
+func CountOnce(ctx context.Context) context.Context {
+	return context.WithValue(ctx, decisionsKey{}, &decisions{m: map[decisionKey]ratelimit.Decision{}})
+}
+
+type decisionsKey struct{}
+
+// decisions are a request's rate decisions (CountOnce).
+type decisions struct {
+	mu sync.Mutex
+	m  map[decisionKey]ratelimit.Decision
+}
+
+type decisionKey struct {
+	l      ratelimit.Limiter
+	bucket string
+	n      int
+}
+
+// allowOnce takes n requests from bucket of l, or, in a request being
+// served again (CountOnce), answers as the first time did.
+func allowOnce(ctx context.Context, l ratelimit.Limiter, bucket string, n int) (ratelimit.Decision, error) {
+	memo, _ := ctx.Value(decisionsKey{}).(*decisions)
+	k := decisionKey{l, bucket, n}
+	if memo != nil {
+		memo.mu.Lock()
+		d, ok := memo.m[k]
+		memo.mu.Unlock()
+		if ok {
+			return d, nil
+		}
+	}
+	d, err := l.AllowN(ctx, bucket, n)
+	if err == nil && memo != nil {
+		memo.mu.Lock()
+		memo.m[k] = d
+		memo.mu.Unlock()
+	}
+	return d, err
 }
 
 // callerBucket names a caller IP's bucket: an IPv4 address, or the /64 of
@@ -170,7 +215,7 @@ func (s *Service) Authorize(ctx context.Context, f *drip.Faucet, callerIP netip.
 	if f.OwnerStatus != drip.UserActive {
 		return nil, drip.Errorf(drip.CodeForbidden, "The faucet owner's account is suspended.")
 	}
-	d, err := s.limiter.Allow(ctx, rateKey)
+	d, err := allowOnce(ctx, s.limiter, rateKey, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +261,10 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 		return nil, err
 	}
 	receipt, err := s.ledger.Pay(ctx, p)
+	if err == nil {
+		// The payment's transaction found p.Generation current (D63).
+		gencache.Confirmed(ctx)
+	}
 	if err != nil {
 		// Refusals from inside the ledger have their event already.
 		if e, ok := err.(*drip.Error); ok && !e.Code.Fault() {
@@ -245,6 +294,9 @@ func (s *Service) check(ctx context.Context, c *Caller, req SendRequest, idem *d
 		Referral:    drip.Clip(req.Referral, 64),
 		Idempotency: idem,
 	}
+	// What ctx's request read from memory and no read has confirmed yet
+	// is checked by the payment's transaction (gencache.Optimistic).
+	p.Generation = gencache.Unconfirmed(ctx)
 	coinLabel := "" // the coin of the metrics, once known valid
 	refuse := func(err error, blacklisted bool) (*ledger.Payment, error) {
 		var refusal *drip.Error
@@ -252,6 +304,11 @@ func (s *Service) check(ctx context.Context, c *Caller, req SendRequest, idem *d
 		// caller retries, so it is neither an event nor a refusal.
 		if !errors.As(err, &refusal) || refusal.Code.Fault() || !record {
 			return nil, err
+		}
+		// A refusal judged on values from memory is recorded only once
+		// they are known current (D63); else the send is served again.
+		if cerr := gencache.Confirm(ctx); cerr != nil {
+			return nil, cerr
 		}
 		if rerr := s.ledger.RecordRefusal(ctx, p, refusal, blacklisted); rerr != nil {
 			return nil, rerr
