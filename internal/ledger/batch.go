@@ -332,20 +332,23 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 // journal, the payouts, the recipients' credits, the keys' spends, the
 // idempotency rows (D35), the low-balance notifications (D43) and the
 // events, among them each payment's outcome event under its unique id
-// (D6). First, a payment read from memory under a generation that has
-// changed since is left undecided (checkGenerations).
+// (D6). A payment read from memory under a generation that has changed
+// since is left undecided (current).
 func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
-	current, all, err := l.checkGenerations(ctx, tx, payments)
+	b, err := openBooks(ctx, tx, payments, now)
 	if err != nil {
 		return nil, err
 	}
+	current, all := l.current(b, payments)
 	if all {
-		return l.applyCurrent(ctx, tx, payments, now)
+		return l.decide(ctx, tx, b, payments, now)
 	}
 	// Some were read from memory under a generation since changed: they
 	// are answered ErrStale, undecided and unwritten, and served again.
+	// (What the books hold for them is unused: ids reserved for them are
+	// gaps, as a refused payment's are.)
 	results := make([]outcome, len(payments))
-	live := make([]*Payment, 0, len(current))
+	live := make([]*Payment, 0, len(payments))
 	for i, p := range payments {
 		if current[i] {
 			live = append(live, p)
@@ -356,7 +359,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	if len(live) == 0 {
 		return results, nil
 	}
-	decided, err := l.applyCurrent(ctx, tx, live, now)
+	decided, err := l.decide(ctx, tx, b, live, now)
 	if err != nil {
 		return nil, err
 	}
@@ -370,42 +373,28 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	return results, nil
 }
 
-// checkGenerations tells which payments may be decided: those not read
-// from memory under an unconfirmed generation (Payment.Generation 0), and
-// those whose generation is the one the transaction reads now, after
-// their requests arrived (D63). It reads the generation only when some
-// payment needs it; all says whether every payment may be decided.
-func (l *Ledger) checkGenerations(ctx context.Context, tx store.Tx, payments []*Payment) (current []bool, all bool, err error) {
+// current tells which payments may be decided: those not read from
+// memory under an unconfirmed generation (Payment.Generation 0), and those
+// whose generation is the one the books read, in the transaction, after
+// their requests arrived (D63); all says whether every one may. The
+// generation read is told to BatchConfig.Generation.
+func (l *Ledger) current(b *books, payments []*Payment) (current []bool, all bool) {
 	current = make([]bool, len(payments))
 	all = true
-	var gen int64
-	read := false
+	told := false
 	for i, p := range payments {
-		if p.Generation == 0 {
-			current[i] = true
-			continue
-		}
-		if !read {
-			if gen, err = tx.CacheGeneration(ctx); err != nil {
-				return nil, false, err
-			}
-			read = true
-			if l.generation != nil {
-				l.generation(gen)
-			}
-		}
-		current[i] = p.Generation == gen
+		current[i] = p.Generation == 0 || p.Generation == b.generation
 		all = all && current[i]
+		if p.Generation != 0 && !told && l.generation != nil {
+			l.generation(b.generation)
+			told = true
+		}
 	}
-	return current, all, nil
+	return current, all
 }
 
-// applyCurrent is applyBatch for payments whose cached reads are current.
-func (l *Ledger) applyCurrent(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
-	b, err := openBooks(ctx, tx, payments, now)
-	if err != nil {
-		return nil, err
-	}
+// decide decides payments against the books b and writes their outcomes.
+func (l *Ledger) decide(ctx context.Context, tx store.Tx, b *books, payments []*Payment, now time.Time) ([]outcome, error) {
 	refusals := make([]*drip.Error, len(payments))
 	after := make([]int64, len(payments)) // the sender's balance after payment i, if paid
 	debits := map[store.BalanceKey]int64{}

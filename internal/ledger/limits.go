@@ -25,6 +25,9 @@ type books struct {
 	transferIDs, payoutIDs []int64
 	windows                map[windowKey]*window
 	spends                 map[spendKey]int64
+	// generation is the cache generation, read when a payment needs it
+	// (Payment.Generation).
+	generation int64
 }
 
 // windowKey names what one send limit counts: the payouts of a faucet, in
@@ -58,6 +61,9 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 	// left unused is a gap, and reserving with the balances saves the
 	// batch a round trip to the database.
 	open := &store.PayoutsOpenParams{IDs: len(payments)}
+	for _, p := range payments {
+		open.Generation = open.Generation || p.Generation != 0
+	}
 	var windows []windowKey // in open.Windows' order
 	locked, held := map[int64]bool{}, map[store.BalanceKey]bool{}
 	for _, p := range payments {
@@ -84,6 +90,7 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 		return nil, err
 	}
 	b.balances, b.transferIDs, b.payoutIDs = read.Balances, read.TransferIDs, read.PayoutIDs
+	b.generation = read.Generation
 	for i, k := range windows {
 		*b.windows[k] = window{count: read.Windows[i].Count, sum: read.Windows[i].Sum}
 	}

@@ -663,6 +663,10 @@ type PayoutsOpenParams struct {
 	// IDs is how many transfer ids and payout ids to reserve for
 	// PayoutsInsert.
 	IDs int
+	// Generation asks for the cache generation too (D63), for payments
+	// whose sends read their key, faucet and recipient from memory under
+	// a generation not yet confirmed (ledger.Payment.Generation).
+	Generation bool
 }
 
 // PayoutBooks is what PayoutsOpen read and reserved.
@@ -670,6 +674,7 @@ type PayoutBooks struct {
 	Balances               map[BalanceKey]int64 // a balance never held is absent: zero
 	Windows                []PayoutCount        // one per PayoutsOpenParams.Windows, in order
 	TransferIDs, PayoutIDs []int64              // IDs each, in ascending order
+	Generation             int64                // when PayoutsOpenParams.Generation
 }
 
 // PayoutCount is what one send limit's window holds: its payouts and their sum.

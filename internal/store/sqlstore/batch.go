@@ -20,7 +20,10 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	faucets, keys, n := slices.Sorted(slices.Values(p.Faucets)), slices.Clone(p.Balances), p.IDs
 	slices.SortFunc(keys, compareBalanceKeys)
 	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys)), Windows: make([]store.PayoutCount, len(p.Windows))}
-	calls := make([]call, 0, len(faucets)+len(keys)+len(p.Windows)+1)
+	calls := make([]call, 0, len(faucets)+len(keys)+len(p.Windows)+2)
+	if p.Generation {
+		calls = append(calls, call{s: q.q.CacheGeneration, scan: func(r Rows) error { return r.Scan(&b.Generation) }})
+	}
 	locked := 0
 	for _, id := range faucets {
 		calls = append(calls, call{s: q.q.FaucetLock, args: []any{id}, scan: func(r Rows) error {
