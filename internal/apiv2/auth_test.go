@@ -316,3 +316,34 @@ func TestAuthRequestRate(t *testing.T) {
 		env.Reconcile(t)
 	})
 }
+
+// TestAuthRevokedKeyFirstAfterWarmSends: a send takes the latest cache
+// generation known without reading it, so the first request after a
+// revocation, a send from memory, must still be refused: its payment's
+// transaction finds the generation changed and the send is served again
+// (D63, D14). Its idempotency key stays unbound and nothing is paid.
+func TestAuthRevokedKeyFirstAfterWarmSends(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := sendEnv(t, eng.Open(t), nil)
+		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
+		env.User(t, "alice")
+		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		_, other := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+
+		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("warm-1")), false)
+		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("warm-2")), false) // key and recipient from memory
+		before, err := env.App.Store.BalanceGet(context.Background(), f.AccountID, "BTC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.App.Keys.Revoke(context.Background(), k.ID); err != nil {
+			t.Fatalf("revoke: %v", err)
+		}
+		wantUnauthenticated(t, env.V2(t, secret, "/send", sendToAlice("after-revoke")))
+		if after, _ := env.App.Store.BalanceGet(context.Background(), f.AccountID, "BTC"); after != before {
+			t.Errorf("faucet balance %d after the revoked key's send, want %d", after, before)
+		}
+		wantPaid(t, env.V2(t, other, "/send", sendToAlice("after-revoke")), false) // the key was never bound
+		env.Reconcile(t)
+	})
+}
