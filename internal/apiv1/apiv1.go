@@ -125,6 +125,9 @@ func (h *Handler) authorized(ctx context.Context, r *http.Request, op op, p para
 	if err == nil {
 		result, err = op(ctx, caller, p)
 	}
+	if err != nil && drip.ErrorCode(err).Fault() {
+		return nil, err // the service's state, not an answer from what was read: nothing to confirm
+	}
 	if cerr := gencache.Confirm(ctx); cerr != nil {
 		return nil, cerr
 	}

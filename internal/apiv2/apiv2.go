@@ -183,6 +183,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // confirmed by its transaction, anything else by a read.
 func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, op *operation.Op, secret string, in **input) (any, string, error) {
 	data, message, err := h.call(ctx, w, r, op, secret, in)
+	if err != nil && drip.ErrorCode(err).Fault() {
+		return nil, "", err // the service's state, not an answer from what was read: nothing to confirm
+	}
 	if cerr := gencache.Confirm(ctx); cerr != nil {
 		return nil, "", cerr
 	}

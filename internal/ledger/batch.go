@@ -258,10 +258,16 @@ func (b *batcher) commit(batch []*request) {
 	}
 	if err == nil {
 		if o := b.cfg.Observer; o != nil {
-			o.BatchCommitted(len(batch))
-			committed := time.Now()
-			for _, r := range batch {
-				o.PaymentCommitted(committed.Sub(r.submitted))
+			// The payments decided: not those left undecided as stale (D63).
+			committed, decided := time.Now(), 0
+			for i, r := range batch {
+				if !errors.Is(results[i].err, gencache.ErrStale) {
+					decided++
+					o.PaymentCommitted(committed.Sub(r.submitted))
+				}
+			}
+			if decided > 0 {
+				o.BatchCommitted(decided)
 			}
 		}
 		for i, r := range batch {
