@@ -261,8 +261,9 @@ func (s *Service) send(ctx context.Context, c *Caller, req SendRequest, idem *dr
 		return nil, err
 	}
 	receipt, err := s.ledger.Pay(ctx, p)
-	if err == nil {
-		// The payment's transaction found p.Generation current (D63).
+	if err == nil || !drip.ErrorCode(err).Fault() {
+		// Paid or refused, the payment was decided in a transaction that
+		// found p.Generation current (D63).
 		gencache.Confirmed(ctx)
 	}
 	if err != nil {
