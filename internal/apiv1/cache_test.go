@@ -2,10 +2,13 @@ package apiv1_test
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 
 	"github.com/dripfaucet/drip/internal/apptest"
 	"github.com/dripfaucet/drip/internal/drip"
+	"github.com/dripfaucet/drip/internal/gencache"
+	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
@@ -52,6 +55,37 @@ func TestChangesReachWarmCaches(t *testing.T) {
 				tc.change(t, s, to)
 				s.send(t, tc.want, "to", to.Username, "amount", "1000", "currency", "BTC")
 			})
+		}
+	})
+}
+
+// TestSendDecidedInTheLedgerIsConfirmed: a send taking the latest cache
+// generation known (gencache.Optimistic) and refused in its payment's
+// transaction has its generation confirmed there, so a change committed
+// after the refusal cannot make the request be served again and record a
+// second refusal (D63).
+func TestSendDecidedInTheLedgerIsConfirmed(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
+		env := checkedEnv(t, eng.Open(t), apptest.Options{})
+		s := newScene(t, env, map[string]int64{"BTC": 5000})
+		to := newUser(t, env, "decided")
+		s.send(t, 200, "to", to.Username, "amount", "1000", "currency", "BTC") // warm, and a generation known
+
+		ctx := gencache.Optimistic(payout.CountOnce(context.Background()))
+		caller, err := env.App.Payouts.AuthorizeV1(ctx, s.key, netip.MustParseAddr("127.0.0.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gencache.Unconfirmed(ctx) == 0 {
+			t.Fatal("the send's pin took no unconfirmed generation: the optimistic path is not under test")
+		}
+		_, err = env.App.Payouts.Send(ctx, caller, payout.SendRequest{To: to.Username, Currency: "BTC", Amount: "9000"})
+		if drip.ErrorCode(err) != drip.CodeInsufficientFunds {
+			t.Fatalf("send past the balance: %v, want insufficient_balance", err)
+		}
+		newUser(t, env, "change") // the generation moves after the refusal
+		if err := gencache.Confirm(ctx); err != nil {
+			t.Errorf("Confirm after a refusal decided in the ledger: %v, want nil (confirmed there)", err)
 		}
 	})
 }
