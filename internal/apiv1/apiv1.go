@@ -116,22 +116,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.reply(w, r, result, err)
 }
 
-// authorized runs op for the request's caller in ctx, and confirms what it
-// read from memory before its answer is given (gencache.Confirm): a send
-// paid has it confirmed by its transaction, anything else by a read.
+// authorized runs op for the request's caller in ctx, and returns what
+// may be answered (payout.Answerable).
 func (h *Handler) authorized(ctx context.Context, r *http.Request, op op, p params) (any, error) {
 	caller, err := h.svc.AuthorizeV1(ctx, p.Get("api_key"), h.clientIP(r))
 	var result any
 	if err == nil {
 		result, err = op(ctx, caller, p)
 	}
-	if err != nil && drip.ErrorCode(err).Fault() {
-		return nil, err // the service's state, not an answer from what was read: nothing to confirm
+	if err = payout.Answerable(ctx, err); err != nil {
+		return nil, err
 	}
-	if cerr := gencache.Confirm(ctx); cerr != nil {
-		return nil, cerr
-	}
-	return result, err
+	return result, nil
 }
 
 // errorReply is every v1 refusal: the envelope alone (spec 2.1).

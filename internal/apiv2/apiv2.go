@@ -178,18 +178,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve authorizes the request's caller in ctx, reads its input into *in
-// unless read already, and runs op; what it read from memory is confirmed
-// before its answer is given (gencache.Confirm): a send paid has it
-// confirmed by its transaction, anything else by a read.
+// unless read already, runs op, and returns what may be answered
+// (payout.Answerable).
 func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, op *operation.Op, secret string, in **input) (any, string, error) {
 	data, message, err := h.call(ctx, w, r, op, secret, in)
-	if err != nil && drip.ErrorCode(err).Fault() {
-		return nil, "", err // the service's state, not an answer from what was read: nothing to confirm
+	if err = payout.Answerable(ctx, err); err != nil {
+		return nil, "", err
 	}
-	if cerr := gencache.Confirm(ctx); cerr != nil {
-		return nil, "", cerr
-	}
-	return data, message, err
+	return data, message, nil
 }
 
 func (h *Handler) call(ctx context.Context, w http.ResponseWriter, r *http.Request, op *operation.Op, secret string, in **input) (any, string, error) {

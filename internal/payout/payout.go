@@ -152,6 +152,23 @@ func (s *Service) refusedKey(ctx context.Context, ip netip.Addr, err error) {
 	}
 }
 
+// Answerable is what a request served under ctx may answer after its
+// work returned err: a fault (the database out, an outcome unknown) says
+// the service's state, not what was read from memory, and is answered as
+// it is; anything else only once what the request read from memory is
+// confirmed (gencache.Confirm): a send paid or refused in its payment's
+// transaction was confirmed there, anything else is by a read now. Its
+// error is gencache.ErrStale when the request is to be served again.
+func Answerable(ctx context.Context, err error) error {
+	if err != nil && drip.ErrorCode(err).Fault() {
+		return err
+	}
+	if cerr := gencache.Confirm(ctx); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
 // CountOnce is ctx for a request that may be served twice (a send whose
 // cache generation moved, gencache.Optimistic): each rate it is counted
 // against takes it once, and serving it again reuses the decision.
