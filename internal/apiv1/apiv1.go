@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/payout"
 	"github.com/dripfaucet/drip/internal/requestlog"
 )
@@ -100,34 +99,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := params{values}
 	requestlog.SetKey(r.Context(), p.Get("api_key"))
-	// One read of the cache generation serves the request's key, faucet
-	// and recipient (D63). A send takes the latest generation known
-	// instead, which its payment's transaction checks (gencache.Optimistic);
-	// should it have changed, the send is served again after a read.
-	pin := gencache.Pinned
-	if method == "/send" {
-		pin = gencache.Optimistic
-	}
-	ctx := payout.CountOnce(r.Context())
-	result, err := h.authorized(pin(ctx), r, op, p)
-	if errors.Is(err, gencache.ErrStale) {
-		result, err = h.authorized(gencache.Pinned(ctx), r, op, p)
-	}
+	// One generation of the cache serves the request's key, faucet and
+	// recipient; a send's is checked by its payment's transaction (D63).
+	result, err := payout.Serve(r.Context(), method == "/send", func(ctx context.Context) (any, error) {
+		caller, err := h.svc.AuthorizeV1(ctx, p.Get("api_key"), h.clientIP(r))
+		if err != nil {
+			return nil, err
+		}
+		return op(ctx, caller, p)
+	})
 	h.reply(w, r, result, err)
-}
-
-// authorized runs op for the request's caller in ctx, and returns what
-// may be answered (payout.Answerable).
-func (h *Handler) authorized(ctx context.Context, r *http.Request, op op, p params) (any, error) {
-	caller, err := h.svc.AuthorizeV1(ctx, p.Get("api_key"), h.clientIP(r))
-	var result any
-	if err == nil {
-		result, err = op(ctx, caller, p)
-	}
-	if err = payout.Answerable(ctx, err); err != nil {
-		return nil, err
-	}
-	return result, nil
 }
 
 // errorReply is every v1 refusal: the envelope alone (spec 2.1).

@@ -71,7 +71,7 @@ func TestSendDecidedInTheLedgerIsConfirmed(t *testing.T) {
 		to := newUser(t, env, "decided")
 		s.send(t, 200, "to", to.Username, "amount", "1000", "currency", "BTC") // warm, and a generation known
 
-		ctx := gencache.Optimistic(payout.CountOnce(context.Background()))
+		ctx := gencache.Optimistic(context.Background())
 		caller, err := env.App.Payouts.AuthorizeV1(ctx, s.key, netip.MustParseAddr("127.0.0.1"))
 		if err != nil {
 			t.Fatal(err)

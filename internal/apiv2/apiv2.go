@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
-	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/key"
 	"github.com/dripfaucet/drip/internal/operation"
 	"github.com/dripfaucet/drip/internal/payout"
@@ -146,21 +145,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	secret := key.Bearer(r)
 	requestlog.SetKey(r.Context(), secret)
-	// One generation read for the whole request (D63). A single send takes
-	// the latest generation known instead, which its payment's transaction
-	// checks (gencache.Optimistic), and is served again after a read should
-	// it have changed. Not a batch of sends: some of its payments could be
-	// paid while others found the generation changed.
-	pin := gencache.Pinned
-	if path == "/send" {
-		pin = gencache.Optimistic
+	// One generation of the cache serves the whole request; a single
+	// send's is checked by its payment's transaction (D63). Not a batch of
+	// sends: some of its payments could be paid while others found the
+	// generation changed.
+	type reply struct {
+		data    any
+		message string
 	}
-	ctx := payout.CountOnce(r.Context())
-	var in *input // read once, by the first service
-	data, message, err := h.serve(pin(ctx), w, r, op, secret, &in)
-	if errors.Is(err, gencache.ErrStale) {
-		data, message, err = h.serve(gencache.Pinned(ctx), w, r, op, secret, &in)
-	}
+	var in *input // read once, should the request be served twice
+	out, err := payout.Serve(r.Context(), path == "/send", func(ctx context.Context) (reply, error) {
+		c, err := h.Payouts.AuthorizeV2(ctx, secret, h.ClientIP(r), op.Scope())
+		if err != nil {
+			return reply{}, err
+		}
+		if in == nil {
+			if in, err = readInput(w, r, bodyLimit(op, h.Ops)); err != nil {
+				return reply{}, err
+			}
+		}
+		data, message, err := op.Call(ctx, c, in.decode)
+		return reply{data, message}, err
+	})
+	data, message := out.data, out.message
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -175,30 +182,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		data = c.Record() // a change's warning is the tool server's (spec 4.3)
 	}
 	h.write(w, http.StatusOK, envelope{Success: true, Status: http.StatusOK, Message: message, Data: data})
-}
-
-// serve authorizes the request's caller in ctx, reads its input into *in
-// unless read already, runs op, and returns what may be answered
-// (payout.Answerable).
-func (h *Handler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, op *operation.Op, secret string, in **input) (any, string, error) {
-	data, message, err := h.call(ctx, w, r, op, secret, in)
-	if err = payout.Answerable(ctx, err); err != nil {
-		return nil, "", err
-	}
-	return data, message, nil
-}
-
-func (h *Handler) call(ctx context.Context, w http.ResponseWriter, r *http.Request, op *operation.Op, secret string, in **input) (any, string, error) {
-	c, err := h.Payouts.AuthorizeV2(ctx, secret, h.ClientIP(r), op.Scope())
-	if err != nil {
-		return nil, "", err
-	}
-	if *in == nil {
-		if *in, err = readInput(w, r, bodyLimit(op, h.Ops)); err != nil {
-			return nil, "", err
-		}
-	}
-	return op.Call(ctx, c, (*in).decode)
 }
 
 func (h *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -152,36 +152,52 @@ func (s *Service) refusedKey(ctx context.Context, ip netip.Addr, err error) {
 	}
 }
 
-// Answerable is what a request served under ctx may answer after its
-// work returned err: a fault (the database out, an outcome unknown) says
-// the service's state, not what was read from memory, and is answered as
-// it is; anything else only once what the request read from memory is
-// confirmed (gencache.Confirm): a send paid or refused in its payment's
-// transaction was confirmed there, anything else is by a read now. Its
-// error is gencache.ErrStale when the request is to be served again.
-func Answerable(ctx context.Context, err error) error {
-	if err != nil && drip.ErrorCode(err).Fault() {
-		return err
+// Serve runs serve, a request's work, with a cache generation pinned for
+// the request (D63), and returns what the request may answer. A send
+// (send true) takes the latest generation known (gencache.Optimistic),
+// which its payment's transaction checks; should it have moved, the send
+// is served again under gencache.Pinned, counted once against its rates.
+// Anything else is served under gencache.Pinned. A fault (the database
+// out, an outcome unknown) says the service's state, not what was read
+// from memory, and is answered as it is; anything else only once what the
+// request read from memory is confirmed (gencache.Confirm): a send paid or
+// refused in its payment's transaction was confirmed there, anything else
+// is by a read now.
+func Serve[T any](ctx context.Context, send bool, serve func(ctx context.Context) (T, error)) (T, error) {
+	ctx = context.WithValue(ctx, decisionsKey{}, &decisions{})
+	pin := gencache.Pinned
+	if send {
+		pin = gencache.Optimistic
 	}
-	if cerr := gencache.Confirm(ctx); cerr != nil {
-		return cerr
+	v, err := answerable(pin(ctx), serve)
+	if errors.Is(err, gencache.ErrStale) {
+		v, err = answerable(gencache.Pinned(ctx), serve)
 	}
-	return err
+	return v, err
 }
 
-// CountOnce is ctx for a request that may be served twice (a send whose
-// cache generation moved, gencache.Optimistic): each rate it is counted
-// against takes it once, and serving it again reuses the decision.
-func CountOnce(ctx context.Context) context.Context {
-	return context.WithValue(ctx, decisionsKey{}, &decisions{m: map[decisionKey]ratelimit.Decision{}})
+// answerable is serve's outcome in ctx as Serve may answer it.
+func answerable[T any](ctx context.Context, serve func(ctx context.Context) (T, error)) (T, error) {
+	v, err := serve(ctx)
+	if err == nil || !drip.ErrorCode(err).Fault() {
+		if cerr := gencache.Confirm(ctx); cerr != nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
 
 type decisionsKey struct{}
 
-// decisions are a request's rate decisions (CountOnce).
+// decisions are the rate decisions of a request that may be served twice
+// (Serve): each rate counts it once, and serving it again reuses them.
 type decisions struct {
 	mu sync.Mutex
-	m  map[decisionKey]ratelimit.Decision
+	m  map[decisionKey]ratelimit.Decision // made on first use
 }
 
 type decisionKey struct {
@@ -191,7 +207,7 @@ type decisionKey struct {
 }
 
 // allowOnce takes n requests from bucket of l, or, in a request being
-// served again (CountOnce), answers as the first time did.
+// served again (Serve), answers as the first time did.
 func allowOnce(ctx context.Context, l ratelimit.Limiter, bucket string, n int) (ratelimit.Decision, error) {
 	memo, _ := ctx.Value(decisionsKey{}).(*decisions)
 	k := decisionKey{l, bucket, n}
@@ -206,6 +222,9 @@ func allowOnce(ctx context.Context, l ratelimit.Limiter, bucket string, n int) (
 	d, err := l.AllowN(ctx, bucket, n)
 	if err == nil && memo != nil {
 		memo.mu.Lock()
+		if memo.m == nil {
+			memo.m = make(map[decisionKey]ratelimit.Decision)
+		}
 		memo.m[k] = d
 		memo.mu.Unlock()
 	}
