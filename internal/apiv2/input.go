@@ -123,11 +123,12 @@ const maxDepth = 10000
 //     rather than read as its last occurrence as encoding/json would.
 //     Names are compared as decoded, so "a" and "\u0061" are the same
 //     member.
-//   - a member whose name matches a field of t (the type decoded into;
-//     nil for none) only when case is ignored, as encoding/json would
-//     match it, is an unknown field: {"Currency": ...} is refused as the
-//     OpenAPI document says, at any depth ({"ratelimits": [{"CURRENCY":
-//     ...}]} too). A repeat anywhere is reported before an unknown field.
+//   - a member that names no field of t (the type decoded into; nil for
+//     none) exactly is an unknown field, even where encoding/json would
+//     match it to a field in another case: {"Currency": ...} is refused
+//     as the OpenAPI document says, at any depth ({"ratelimits":
+//     [{"CURRENCY": ...}]} too). A repeat anywhere is reported before an
+//     unknown field.
 //
 // A body that is not well-formed JSON is left to the strict decode, which
 // says what is wrong with it. The walk is linear in the body, which
