@@ -54,11 +54,7 @@ func TestAuthExpiredKey(t *testing.T) {
 // other keys keep working.
 func TestAuthRevokedKey(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
-		env := sendEnv(t, eng.Open(t), nil)
-		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
-		env.User(t, "alice")
-		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
-		_, other := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		env, _, k, secret, other := twoKeys(t, eng)
 
 		wantOK(t, askBalance(t, env, secret))
 		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("pre-revoke")), false)
@@ -72,6 +68,19 @@ func TestAuthRevokedKey(t *testing.T) {
 		wantPaid(t, env.V2(t, other, "/send", sendToAlice("pre-revoke")), true) // keys are per faucet, not per API key
 		env.Reconcile(t)
 	})
+}
+
+// twoKeys is a send environment with alice and a faucet funded with
+// 10,000 BTC, and two of the faucet's keys: k, whose secret is secret,
+// and another, whose secret is other (the revocation tests).
+func twoKeys(t *testing.T, eng storetest.Engine) (env *apptest.Env, f *drip.Faucet, k *drip.Key, secret, other string) {
+	t.Helper()
+	env = sendEnv(t, eng.Open(t), nil)
+	f, _ = env.Faucet(t, map[string]int64{"BTC": 10_000})
+	env.User(t, "alice")
+	k, secret = mintKey(t, env, key.MintParams{FaucetID: f.ID})
+	_, other = mintKey(t, env, key.MintParams{FaucetID: f.ID})
+	return env, f, k, secret, other
 }
 
 // TestAuthBearerCredentials: every way of not presenting a live v2 key is
@@ -324,11 +333,7 @@ func TestAuthRequestRate(t *testing.T) {
 // (D63, D14). Its idempotency key stays unbound and nothing is paid.
 func TestAuthRevokedKeyFirstAfterWarmSends(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, eng storetest.Engine) {
-		env := sendEnv(t, eng.Open(t), nil)
-		f, _ := env.Faucet(t, map[string]int64{"BTC": 10_000})
-		env.User(t, "alice")
-		k, secret := mintKey(t, env, key.MintParams{FaucetID: f.ID})
-		_, other := mintKey(t, env, key.MintParams{FaucetID: f.ID})
+		env, f, k, secret, other := twoKeys(t, eng)
 
 		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("warm-1")), false)
 		wantPaid(t, env.V2(t, secret, "/send", sendToAlice("warm-2")), false) // key and recipient from memory

@@ -38,9 +38,10 @@ import (
 // round: a new goroutine's small stack grew to SQLite's depth in every
 // round, a third of a round's cost under load (issue 16).
 type Generation struct {
-	read func(ctx context.Context) (int64, error)
-	wake chan struct{} // holds a token while a round waits for the reader
-	stop chan struct{} // closed by Close
+	read    func(ctx context.Context) (int64, error)
+	wake    chan struct{} // holds a token while a round waits for the reader
+	stop    chan struct{} // closed by Close
+	closing sync.Once
 
 	known atomic.Int64 // the latest generation a read found (Known)
 
@@ -65,13 +66,7 @@ func NewGeneration(read func(ctx context.Context) (int64, error)) *Generation {
 
 // Close stops the reader. Callers waiting then, or calling later, wait
 // until their own context ends.
-func (g *Generation) Close() {
-	select {
-	case <-g.stop:
-	default:
-		close(g.stop)
-	}
-}
+func (g *Generation) Close() { g.closing.Do(func() { close(g.stop) }) }
 
 // Pinned is ctx in which the first read of a generation is kept and
 // answers the later ones: a request's reads (its key, its faucet, its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -339,64 +340,44 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 // idempotency rows (D35), the low-balance notifications (D43) and the
 // events, among them each payment's outcome event under its unique id
 // (D6). A payment read from memory under a generation that has changed
-// since is left undecided (current).
+// since, unconfirmed, is left undecided: the books read the generation,
+// in the transaction, after its request arrived.
 func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
 	b, err := openBooks(ctx, tx, payments, now)
 	if err != nil {
 		return nil, err
 	}
-	current, all := l.current(b, payments)
-	if all {
+	if b.generation != 0 && l.generation != nil {
+		l.generation(b.generation) // read for the payments below: requests to come take it
+	}
+	stale := func(p *Payment) bool { return p.Generation != 0 && p.Generation != b.generation }
+	if !slices.ContainsFunc(payments, stale) {
 		return l.decide(ctx, tx, b, payments, now)
 	}
-	// Some were read from memory under a generation since changed: they
-	// are answered ErrStale, undecided and unwritten, and served again.
-	// (What the books hold for them is unused: ids reserved for them are
-	// gaps, as a refused payment's are.)
+	// Some were read from memory under a generation since changed (D63):
+	// they are answered ErrStale, undecided and unwritten, and served
+	// again. (What the books hold for them is unused: ids reserved for
+	// them are gaps, as a refused payment's are.)
 	results := make([]outcome, len(payments))
-	live := make([]*Payment, 0, len(payments))
+	var live []*Payment
+	var at []int // live[j] is payments[at[j]]
 	for i, p := range payments {
-		if current[i] {
-			live = append(live, p)
-		} else {
+		if stale(p) {
 			results[i] = outcome{err: fmt.Errorf("ledger: payment %s: %w", p.ID, gencache.ErrStale)}
+			continue
 		}
+		live, at = append(live, p), append(at, i)
 	}
-	if len(live) == 0 {
-		return results, nil
-	}
-	decided, err := l.decide(ctx, tx, b, live, now)
-	if err != nil {
-		return nil, err
-	}
-	j := 0
-	for i := range payments {
-		if current[i] {
-			results[i] = decided[j]
-			j++
+	if len(live) > 0 {
+		decided, err := l.decide(ctx, tx, b, live, now)
+		if err != nil {
+			return nil, err
+		}
+		for j, o := range decided {
+			results[at[j]] = o
 		}
 	}
 	return results, nil
-}
-
-// current tells which payments may be decided: those not read from
-// memory under an unconfirmed generation (Payment.Generation 0), and those
-// whose generation is the one the books read, in the transaction, after
-// their requests arrived (D63); all says whether every one may. The
-// generation read is told to BatchConfig.Generation.
-func (l *Ledger) current(b *books, payments []*Payment) (current []bool, all bool) {
-	current = make([]bool, len(payments))
-	all = true
-	told := false
-	for i, p := range payments {
-		current[i] = p.Generation == 0 || p.Generation == b.generation
-		all = all && current[i]
-		if p.Generation != 0 && !told && l.generation != nil {
-			l.generation(b.generation)
-			told = true
-		}
-	}
-	return current, all
 }
 
 // decide decides payments against the books b and writes their outcomes.

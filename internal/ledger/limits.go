@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -60,10 +61,8 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 	// Ids for every payment, though some may be refused: a reserved id
 	// left unused is a gap, and reserving with the balances saves the
 	// batch a round trip to the database.
-	open := &store.PayoutsOpenParams{IDs: len(payments)}
-	for _, p := range payments {
-		open.Generation = open.Generation || p.Generation != 0
-	}
+	open := &store.PayoutsOpenParams{IDs: len(payments),
+		Generation: slices.ContainsFunc(payments, func(p *Payment) bool { return p.Generation != 0 })}
 	var windows []windowKey // in open.Windows' order
 	locked, held := map[int64]bool{}, map[store.BalanceKey]bool{}
 	for _, p := range payments {
