@@ -52,3 +52,56 @@ func BenchmarkPay(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPayShape measures the ledger alone, as BenchmarkPay, at the
+// default batching, for the shapes of drip bench's payout scenarios: one
+// hot faucet; payments spread over 100 faucets (each batch then writes
+// near a hundred faucets' rows and index pages, not one's); and the hot
+// faucet with a new v2 idempotency key a payment (D35).
+//
+//	go test ./internal/ledger -run '^$' -bench PayShape -benchtime 20000x
+func BenchmarkPayShape(b *testing.B) {
+	for _, eng := range storetest.Engines(b) {
+		for _, shape := range []struct {
+			name       string
+			faucets    int
+			idempotent bool
+		}{{"hot", 1, false}, {"spread", 100, false}, {"idempotent", 1, true}} {
+			b.Run(eng.Name+"/"+shape.name, func(b *testing.B) {
+				e := newEnv(b, eng.Open)
+				faucets := make([]*drip.Faucet, shape.faucets)
+				for i := range faucets {
+					faucets[i] = e.faucet(b, map[string]int64{"BTC": 1 << 50})
+				}
+				recipients := make([]*drip.User, 1000)
+				for i := range recipients {
+					recipients[i] = e.user(b, fmt.Sprintf("bench%d", i))
+				}
+				l := ledger.NewBatched(e.st, nil, ledger.BatchConfig{})
+				defer l.Close()
+				var next atomic.Int64
+				b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 concurrent callers
+				cpu := storetest.StartCPU()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						n := next.Add(1)
+						u, f := recipients[n%int64(len(recipients))], faucets[n%int64(len(faucets))]
+						p := &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 1}
+						if shape.idempotent {
+							p.Idempotency = &drip.Idempotency{Key: fmt.Sprintf("key-%d", n), RequestHash: "h"}
+						}
+						if _, err := l.Pay(context.Background(), p); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "payouts/s")
+				cpu.Report(b)
+				e.reconciled(b)
+			})
+		}
+	}
+}

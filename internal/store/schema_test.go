@@ -172,11 +172,13 @@ func sorted(s []string) []string {
 }
 
 // BenchmarkPayoutBatch: the store's work for one group commit of 32
-// payouts (storetest.BenchPayoutBatch), on each engine.
+// payouts (storetest.BenchPayoutBatch), on each engine, as v1 sends
+// (plain) and as v2 sends, each with its idempotency key (idempotent).
 //
 //	go test ./internal/store -run '^$' -bench PayoutBatch -count 5
 func BenchmarkPayoutBatch(b *testing.B) {
 	for _, eng := range storetest.Engines(b) {
-		b.Run(eng.Name, func(b *testing.B) { storetest.BenchPayoutBatch(b, eng.Open(b), 32) })
+		b.Run(eng.Name+"/plain", func(b *testing.B) { storetest.BenchPayoutBatch(b, eng.Open(b), 32, false) })
+		b.Run(eng.Name+"/idempotent", func(b *testing.B) { storetest.BenchPayoutBatch(b, eng.Open(b), 32, true) })
 	}
 }

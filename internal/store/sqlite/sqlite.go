@@ -46,11 +46,12 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",
 		fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop), fmt.Sprintf("journal_size_limit(%d)", walKeep),
 	}}
-	writer, err := sql.Open("sqlite", "file:"+path+"?"+pragmas.Encode()+"&_txlock=immediate")
+	base, err := sqlite.NewConnector("file:" + path + "?" + pragmas.Encode() + "&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
-	writer.SetMaxOpenConns(1) // SQLite has one writer; queue here rather than on the file lock.
+	writer := sql.OpenDB(rowsConnector{base}) // each connection with its temp.drip_rows (rows.go)
+	writer.SetMaxOpenConns(1)                 // SQLite has one writer; queue here rather than on the file lock.
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
 	readPragmas := url.Values{"_pragma": {"busy_timeout(10000)", "foreign_keys(1)", "query_only(1)"}}
@@ -133,8 +134,9 @@ func (d *driver) Rebind(q string) string {
 	return placeholder.ReplaceAllString(q, "?$1")
 }
 
-// Arrays: SQLite binds no arrays; its batch statements take JSON.
-func (d *driver) Arrays() bool { return false }
+// BindRows: SQLite binds no arrays; a batch statement reads its rows from
+// the virtual table drip_rows by one handle (rows.go).
+func (d *driver) BindRows(cols []sqlstore.Column) ([]any, func()) { return bindRows(cols) }
 
 func (d *driver) Translate(err error) error {
 	if err == nil {

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dripfaucet/drip/internal/store"
 )
@@ -74,11 +72,6 @@ type creditRow struct {
 func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error {
 	at := micros(b.CreatedAt)
 	var calls []call
-	add := func(s stmt, rows any, stamp any) error {
-		c, err := jsonCall(s, rows, stamp)
-		calls = append(calls, c)
-		return err
-	}
 	// The senders' debits first, each refused past its balance: a guard
 	// that fails the batch should the books have gone stale.
 	debits, err := balanceRows(b.Debits)
@@ -90,7 +83,6 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 			want: 1, short: store.ErrInsufficientFunds})
 	}
 	if n := len(b.Payouts); n > 0 {
-		// The rows column by column (rowsCalls).
 		ids, transferIDs, from, to := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		faucets, recipients, amounts := make([]int64, n), make([]int64, n), make([]int64, n)
 		coins, given, ips, referrals := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -108,19 +100,14 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		for i, c := range credits {
 			accounts[i], creditCoins[i], creditAmounts[i] = c.AccountID, c.Coin, c.Amount
 		}
-		if calls, err = q.rowsCalls(calls, q.q.TransfersInsertRows, []column{ints("id", transferIDs), texts("coin", coins),
-			ints("from_account", from), ints("to_account", to), ints("amount", amounts)}, at); err != nil {
-			return err
-		}
-		if calls, err = q.rowsCalls(calls, q.q.PayoutsInsertRows, []column{ints("id", ids), ints("faucet_id", faucets),
-			ints("recipient_id", recipients), ints("transfer_id", transferIDs), texts("to_given", given),
-			texts("coin", coins), ints("amount", amounts), texts("ip_address", ips), texts("referral", referrals)}, at); err != nil {
-			return err
-		}
-		if calls, err = q.rowsCalls(calls, q.q.BalancesCreditRows, []column{ints("account_id", accounts),
-			texts("coin", creditCoins), ints("amount", creditAmounts)}); err != nil {
-			return err
-		}
+		calls = append(calls,
+			rowsCall(q.q.TransfersInsertRows, []Column{ints("id", transferIDs), texts("coin", coins),
+				ints("from_account", from), ints("to_account", to), ints("amount", amounts)}, at),
+			rowsCall(q.q.PayoutsInsertRows, []Column{ints("id", ids), ints("faucet_id", faucets),
+				ints("recipient_id", recipients), ints("transfer_id", transferIDs), texts("to_given", given),
+				texts("coin", coins), ints("amount", amounts), texts("ip_address", ips), texts("referral", referrals)}, at),
+			rowsCall(q.q.BalancesCreditRows, []Column{ints("account_id", accounts),
+				texts("coin", creditCoins), ints("amount", creditAmounts)}))
 	}
 	// A key's spend is added once per batch, guarded by its cap (D36).
 	for _, sp := range b.Spends {
@@ -129,146 +116,48 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 	}
 	// After the payouts: an idempotency row refers to its payout. A key
 	// used already (by another node) fails the batch with ErrConflict.
-	if len(b.Idempotency) > 0 {
-		rows := make([]idempotencyRow, len(b.Idempotency))
+	if n := len(b.Idempotency); n > 0 {
+		faucets, payouts, balances := make([]int64, n), make([]int64, n), make([]int64, n)
+		keys, hashes, coins, users := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		rates := make([]float64, n)
 		for i, r := range b.Idempotency {
-			rows[i] = idempotencyRow{r.FaucetID, r.Key, r.RequestHash, r.PayoutID, r.Coin, r.Balance, r.PayoutUserHash, r.RateRemaining}
+			faucets[i], keys[i], hashes[i], payouts[i] = r.FaucetID, r.Key, r.RequestHash, r.PayoutID
+			coins[i], balances[i], users[i], rates[i] = r.Coin, r.Balance, r.PayoutUserHash, r.RateRemaining
 		}
-		if err := add(q.q.IdempotencyInsertJSON, rows, at); err != nil {
-			return err
-		}
+		calls = append(calls, rowsCall(q.q.IdempotencyInsertRows, []Column{ints("faucet_id", faucets), texts("idem_key", keys),
+			texts("request_hash", hashes), ints("payout_id", payouts), texts("coin", coins), ints("balance", balances),
+			texts("payout_user_hash", users), floats("rate_remaining", rates)}, at))
 	}
-	if len(b.Notifications) > 0 {
-		rows := make([]notificationRow, len(b.Notifications))
-		for i, n := range b.Notifications {
-			rows[i] = notificationRow{n.FaucetID, n.Kind, n.Coin, n.Threshold, n.Balance}
+	if n := len(b.Notifications); n > 0 {
+		faucets, thresholds, balances := make([]int64, n), make([]int64, n), make([]int64, n)
+		kinds, coins := make([]string, n), make([]string, n)
+		for i, r := range b.Notifications {
+			faucets[i], kinds[i], coins[i], thresholds[i], balances[i] = r.FaucetID, r.Kind, r.Coin, r.Threshold, r.Balance
 		}
-		if err := add(q.q.NotificationsInsertJSON, rows, at); err != nil {
-			return err
-		}
+		calls = append(calls, rowsCall(q.q.NotificationsInsertRows, []Column{ints("faucet_id", faucets), texts("kind", kinds),
+			texts("coin", coins), ints("threshold", thresholds), ints("balance", balances)}, at))
 	}
 	if n := len(b.Events); n > 0 {
 		ids, faucets, types, data := make([]string, n), make([]int64, n), make([]string, n), make([]string, n)
 		for i, e := range b.Events {
 			ids[i], faucets[i], types[i], data[i] = e.ID, e.FaucetID, e.Type, string(e.Data)
 		}
-		var err error
-		if calls, err = q.rowsCalls(calls, q.q.EventsInsertRows, []column{texts("id", ids), ints("faucet_id", faucets),
-			texts("type", types), texts("data", data)}, at); err != nil {
-			return err
-		}
+		calls = append(calls, rowsCall(q.q.EventsInsertRows, []Column{texts("id", ids), ints("faucet_id", faucets),
+			texts("type", types), texts("data", data)}, at))
 	}
 	return q.execAll(ctx, calls)
 }
 
-// column is one column of a batch statement's rows (rowsCalls): its
-// name, the key of its values in the JSON of an engine without arrays,
-// and its values, int64 or string.
-type column struct {
-	name  string
-	ints  []int64
-	texts []string
-}
+func ints(name string, v []int64) Column     { return Column{Name: name, Ints: v} }
+func texts(name string, v []string) Column   { return Column{Name: name, Texts: v} }
+func floats(name string, v []float64) Column { return Column{Name: name, Floats: v} }
 
-func ints(name string, v []int64) column   { return column{name: name, ints: v} }
-func texts(name string, v []string) column { return column{name: name, texts: v} }
-
-// rowsCalls appends the call of a batch statement (a *Rows query) over
-// its rows, given column by column, followed by the parameters every row
-// shares. An engine that binds arrays (PostgreSQL) takes each column as
-// one array parameter: it decodes them in binary, where the JSON it took
-// before was parsed as text for every batch (8% of its work a payout).
-// Another (SQLite) takes the rows as one JSON array of objects, as
-// before: one VALUES tuple a row, each value bound on its own, and a JSON
-// array of arrays both measured no cheaper there.
-func (q *querier) rowsCalls(calls []call, s stmt, cols []column, shared ...any) ([]call, error) {
-	n := max(len(cols[0].ints), len(cols[0].texts))
-	if n == 0 {
-		return calls, nil
-	}
-	args := make([]any, 0, len(cols)+len(shared))
-	if q.drv.Arrays() {
-		for _, c := range cols {
-			if c.ints != nil {
-				args = append(args, c.ints)
-			} else {
-				args = append(args, c.texts)
-			}
-		}
-		return append(calls, call{s: s, args: append(args, shared...)}), nil
-	}
-	body, err := rowsJSON(cols, n)
-	if err != nil {
-		return calls, err
-	}
-	return append(calls, call{s: s, args: append(append(args, string(body)), shared...)}), nil
-}
-
-// rowsJSON is n rows given column by column as a JSON array of objects,
-// one key a column.
-func rowsJSON(cols []column, n int) ([]byte, error) {
-	body := make([]byte, 0, 32*n*len(cols))
-	body = append(body, '[')
-	for r := range n {
-		if r > 0 {
-			body = append(body, ',')
-		}
-		for i, c := range cols {
-			if i == 0 {
-				body = append(body, '{')
-			} else {
-				body = append(body, ',')
-			}
-			body = append(append(append(body, '"'), c.name...), '"', ':')
-			if c.ints != nil {
-				body = strconv.AppendInt(body, c.ints[r], 10)
-				continue
-			}
-			var err error
-			if body, err = appendJSONString(body, c.texts[r]); err != nil {
-				return nil, err
-			}
-		}
-		body = append(body, '}')
-	}
-	return append(body, ']'), nil
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json writes it.
-// ASCII, which nearly every value of a batch is (an event's data escapes
-// only its quotes), is escaped here; encoding/json's reflection a value
-// cost a fifth of the writer's Go time (issue 16). Anything else is left
-// to encoding/json.
-func appendJSONString(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			text, err := json.Marshal(s)
-			return append(b, text...), err
-		}
-	}
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c == '\f':
-			b = append(b, '\\', 'f')
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			const hex = "0123456789abcdef"
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"'), nil
+// rowsCall is the call of a batch statement (a *Rows query) over rows
+// given column by column, which the engine binds as the statement's
+// leading parameters (Driver.BindRows) when it runs, followed by the
+// parameters every row shares.
+func rowsCall(s stmt, cols []Column, shared ...any) call {
+	return call{s: s, rows: cols, args: shared}
 }
 
 // call is one statement of execAll. scan, when set, reads the rows it
@@ -276,6 +165,7 @@ func appendJSONString(b []byte, s string) ([]byte, error) {
 // than want rows.
 type call struct {
 	s     stmt
+	rows  []Column // a batch statement's rows, bound ahead of args (rowsCall)
 	args  []any
 	scan  func(Rows) error
 	want  int64
@@ -292,7 +182,16 @@ func (q *querier) execAll(ctx context.Context, calls []call) error {
 	}
 	statements := make([]Statement, len(calls))
 	for i, c := range calls {
-		statements[i] = Statement{SQL: c.s.sql, Args: c.args, Scan: c.scan}
+		args := c.args
+		if c.rows != nil {
+			if err := sameLength(c.rows); err != nil {
+				return fmt.Errorf("%s: %w", c.s.name, err)
+			}
+			bound, release := q.drv.BindRows(c.rows)
+			defer release()
+			args = append(bound, c.args...)
+		}
+		statements[i] = Statement{SQL: c.s.sql, Args: args, Scan: c.scan}
 	}
 	run := runEach(q.c)
 	if p, ok := q.c.(Pipeliner); ok {
@@ -305,6 +204,17 @@ func (q *querier) execAll(ctx context.Context, calls []call) error {
 	for i, c := range calls {
 		if c.short != nil && n[i] < c.want {
 			return fmt.Errorf("%s: %w", c.s.name, c.short)
+		}
+	}
+	return nil
+}
+
+// sameLength checks that a batch statement's columns give every row a
+// value: an engine would read the missing ones as NULL.
+func sameLength(cols []Column) error {
+	for _, c := range cols[1:] {
+		if c.Len() != cols[0].Len() {
+			return fmt.Errorf("store: column %s has %d values, %s %d", c.Name, c.Len(), cols[0].Name, cols[0].Len())
 		}
 	}
 	return nil

@@ -69,11 +69,12 @@ type Driver interface {
 	QueryOverrides() string
 	// Rebind turns a $N-placeholder query into the engine's own form.
 	Rebind(query string) string
-	// Arrays reports whether the engine binds a Go slice ([]int64,
-	// []string) as one array parameter. The batch statements (the *Rows
-	// queries) then take each column as an array; without it, all the rows
-	// as one JSON array of arrays (rowsCalls).
-	Arrays() bool
+	// BindRows turns the rows of a batch statement (a *Rows query), given
+	// column by column, into the statement's leading parameters, and
+	// returns the func to call once the statement has run: each column as
+	// one array on an engine that binds arrays (PostgreSQL), a handle to
+	// the rows on one that does not (SQLite's drip_rows).
+	BindRows(cols []Column) (args []any, release func())
 	// Translate maps the engine's errors to the store's: no rows ->
 	// store.ErrNotFound, unique violation -> store.ErrConflict, a database
 	// that cannot be reached or did not answer in time (Outage) ->
@@ -88,6 +89,19 @@ type Driver interface {
 	Retryable(err error) bool
 	Close() error
 }
+
+// Column is one column of a batch statement's rows: its name, which the
+// statement's SQL gives its values, and its values, exactly one of Ints,
+// Texts and Floats set.
+type Column struct {
+	Name   string
+	Ints   []int64
+	Texts  []string
+	Floats []float64
+}
+
+// Len is the column's number of values.
+func (c Column) Len() int { return max(len(c.Ints), len(c.Texts), len(c.Floats)) }
 
 // Outage reports whether err says that the database could not be reached
 // or did not answer before the context's deadline, whatever the engine:

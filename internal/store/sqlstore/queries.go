@@ -44,11 +44,11 @@ type queries struct {
 	RefusalInsert, RefusalCountOthers                                               stmt
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                          stmt
 	FaucetListListed                                                                stmt
-	IdempotencyGet, IdempotencyInsert, IdempotencyInsertJSON                        stmt
+	IdempotencyGet, IdempotencyInsert, IdempotencyInsertRows                        stmt
 	IdempotencyGetMany                                                              stmt
 	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
 	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt
-	NotificationInsert, NotificationsInsertJSON, NotificationListByFaucet           stmt
+	NotificationInsert, NotificationsInsertRows, NotificationListByFaucet           stmt
 	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog     stmt
 	ListingCostList, ListingCostSet, ListingCostDelete                              stmt
 	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet             stmt

@@ -320,11 +320,11 @@ WHERE faucet_id = $1 AND idem_key = ANY (ARRAY(SELECT jsonb_array_elements_text(
 -- name: IdempotencyInsert
 INSERT INTO idempotency_keys ({{IdempotencyColumns}}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 
--- name: IdempotencyInsertJSON
+-- name: IdempotencyInsertRows
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})
-SELECT r.faucet_id, r.idem_key, r.request_hash, r.payout_id, r.coin, r.balance, r.payout_user_hash, r.rate_remaining, $2
-FROM jsonb_to_recordset($1::jsonb) AS r(faucet_id BIGINT, idem_key TEXT, request_hash TEXT, payout_id BIGINT,
-  coin TEXT, balance BIGINT, payout_user_hash TEXT, rate_remaining DOUBLE PRECISION);
+SELECT r.faucet_id, r.idem_key, r.request_hash, r.payout_id, r.coin, r.balance, r.payout_user_hash, r.rate_remaining, $9
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::float8[])
+  AS r(faucet_id, idem_key, request_hash, payout_id, coin, balance, payout_user_hash, rate_remaining);
 
 -- name: IdempotencyDeleteBefore
 DELETE FROM idempotency_keys WHERE created_at < $1;
@@ -372,10 +372,10 @@ id, faucet_id, kind, coin, threshold, balance, created_at, sent_at, attempts, la
 INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at, detail)
 VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING id;
 
--- name: NotificationsInsertJSON
+-- name: NotificationsInsertRows
 INSERT INTO notifications (faucet_id, kind, coin, threshold, balance, created_at, next_attempt_at)
-SELECT r.faucet_id, r.kind, r.coin, r.threshold, r.balance, $2, $2
-FROM jsonb_to_recordset($1::jsonb) AS r(faucet_id BIGINT, kind TEXT, coin TEXT, threshold BIGINT, balance BIGINT);
+SELECT r.faucet_id, r.kind, r.coin, r.threshold, r.balance, $6, $6
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS r(faucet_id, kind, coin, threshold, balance);
 
 -- name: NotificationListByFaucet
 -- The low-balance alerts only: what /api/v2/low-balance-notification shows.

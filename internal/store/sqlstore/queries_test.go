@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
@@ -47,43 +46,6 @@ func TestStatementBody(t *testing.T) {
 	} {
 		if got := statementBody(in); got != want {
 			t.Errorf("statementBody(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// TestRowsJSON: the JSON of an engine without arrays is what
-// encoding/json makes of the same rows, strings escaped.
-func TestRowsJSON(t *testing.T) {
-	cols := []column{ints("id", []int64{1, -9007199254740993}), texts("to_given", []string{`a"b\c`, "ü\n\u2028<>&"})}
-	got, err := rowsJSON(cols, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type row struct {
-		ID      int64  `json:"id"`
-		ToGiven string `json:"to_given"`
-	}
-	want, _ := json.Marshal([]row{{1, `a"b\c`}, {-9007199254740993, "ü\n\u2028<>&"}})
-	if string(got) != string(want) {
-		t.Errorf("rowsJSON = %s\nwant %s", got, want)
-	}
-}
-
-// appendJSONString writes every string as encoding/json does: each ASCII
-// byte alone and amid others, and strings past ASCII (valid or not).
-func TestAppendJSONString(t *testing.T) {
-	values := []string{"", `{"payout_id":1,"amount":"0.00000001"}`, "ü", "a\xffb", "\u2028", "x\u00e9\ty"}
-	for c := range 128 {
-		values = append(values, string(rune(c)), "a"+string(rune(c))+"b")
-	}
-	for _, v := range values {
-		got, err := appendJSONString([]byte("prefix"), v)
-		if err != nil {
-			t.Fatalf("%q: %v", v, err)
-		}
-		want, _ := json.Marshal(v)
-		if string(got) != "prefix"+string(want) {
-			t.Errorf("appendJSONString(%q) = %s, want %s", v, got[len("prefix"):], want)
 		}
 	}
 }

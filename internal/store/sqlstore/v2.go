@@ -54,18 +54,6 @@ func (q *querier) IdempotencyInsert(ctx context.Context, r *drip.Idempotency) er
 	return err
 }
 
-// idempotencyRow is an idempotency key as IdempotencyInsertJSON takes it.
-type idempotencyRow struct {
-	FaucetID       int64   `json:"faucet_id"`
-	Key            string  `json:"idem_key"`
-	RequestHash    string  `json:"request_hash"`
-	PayoutID       int64   `json:"payout_id"`
-	Coin           string  `json:"coin"`
-	Balance        int64   `json:"balance"`
-	PayoutUserHash string  `json:"payout_user_hash"`
-	RateRemaining  float64 `json:"rate_remaining"`
-}
-
 func (q *querier) IdempotencyDeleteBefore(ctx context.Context, before time.Time) (int64, error) {
 	return q.exec(ctx, q.q.IdempotencyDeleteBefore, micros(before))
 }
@@ -170,15 +158,6 @@ func (q *querier) NotificationInsert(ctx context.Context, n *drip.Notification) 
 	err := q.scanRow(ctx, q.q.NotificationInsert, []any{n.FaucetID, n.Kind, n.Coin, n.Threshold, n.Balance,
 		micros(n.CreatedAt), n.Detail}, &id)
 	return id, err
-}
-
-// notificationRow is a notification as NotificationsInsertJSON takes it.
-type notificationRow struct {
-	FaucetID  int64  `json:"faucet_id"`
-	Kind      string `json:"kind"`
-	Coin      string `json:"coin"`
-	Threshold int64  `json:"threshold"`
-	Balance   int64  `json:"balance"`
 }
 
 func (q *querier) notifications(ctx context.Context, sql stmt, args ...any) ([]drip.Notification, error) {

@@ -16,8 +16,9 @@ import (
 // an event per payout (PayoutsInsert), and commits. One caller, so the
 // figure is the work of a batch without the ledger, HTTP or contention;
 // it reports the process's and the machine's CPU per payout (the
-// machine's takes in PostgreSQL's processes).
-func BenchPayoutBatch(b *testing.B, st store.Store, size int) {
+// machine's takes in PostgreSQL's processes). idempotent gives every
+// payout a v2 idempotency key (D35), as v2 sends do.
+func BenchPayoutBatch(b *testing.B, st store.Store, size int, idempotent bool) {
 	owner := newUser(b, st, "benchowner")
 	f := newFaucet(b, st, owner, "benchkey")
 	deposit(b, st, f.AccountID, "BTC", 1<<60)
@@ -43,6 +44,12 @@ func BenchPayoutBatch(b *testing.B, st store.Store, size int) {
 			for _, p := range batch.Payouts {
 				batch.Events = append(batch.Events, drip.Event{ID: fmt.Sprintf("evt_%d", p.Payout.ID), FaucetID: f.ID,
 					Type: drip.EventPayoutSent, Data: []byte(`{"payout_id":1,"amount":"0.00000001"}`), CreatedAt: at})
+				if idempotent {
+					batch.Idempotency = append(batch.Idempotency, drip.Idempotency{FaucetID: f.ID,
+						Key: fmt.Sprintf("%x-%d", p.Payout.ID*2654435761%1000003, p.Payout.ID), RequestHash: fmt.Sprintf("%064x", p.Payout.ID),
+						PayoutID: p.Payout.ID, Coin: "BTC", Balance: 1 << 50, PayoutUserHash: fmt.Sprintf("%040x", p.Payout.RecipientID),
+						RateRemaining: 59.5, CreatedAt: at})
+				}
 			}
 			return tx.PayoutsInsert(ctx, batch)
 		})
