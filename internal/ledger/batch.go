@@ -259,10 +259,11 @@ func (b *batcher) commit(batch []*request) {
 	}
 	if err == nil {
 		if o := b.cfg.Observer; o != nil {
-			// The payments decided: not those left undecided as stale (D63).
+			// The payments decided, paid or refused: not those left
+			// undecided (applyBatch), whose outcome is an error.
 			committed, decided := time.Now(), 0
 			for i, r := range batch {
-				if !errors.Is(results[i].err, gencache.ErrStale) {
+				if results[i].err == nil {
 					decided++
 					o.PaymentCommitted(committed.Sub(r.submitted))
 				}
@@ -339,9 +340,11 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 // journal, the payouts, the recipients' credits, the keys' spends, the
 // idempotency rows (D35), the low-balance notifications (D43) and the
 // events, among them each payment's outcome event under its unique id
-// (D6). A payment read from memory under a generation that has changed
-// since, unconfirmed, is left undecided: the books read the generation,
-// in the transaction, after its request arrived.
+// (D6). Two kinds of payment are left undecided and unwritten: one read
+// from memory under a generation that has changed since, unconfirmed (the
+// books read the generation, in the transaction, after its request
+// arrived), and one whose idempotency key a payout has bound already
+// (D35), which its caller replays.
 func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
 	b, err := openBooks(ctx, tx, payments, now)
 	if err != nil {
@@ -350,20 +353,28 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	if b.generation != 0 && l.generation != nil {
 		l.generation(b.generation) // read for the payments below: requests to come take it
 	}
-	stale := func(p *Payment) bool { return p.Generation != 0 && p.Generation != b.generation }
-	if !slices.ContainsFunc(payments, stale) {
+	undecided := func(p *Payment) error {
+		switch {
+		case p.Generation != 0 && p.Generation != b.generation:
+			// Read from memory under a generation since changed (D63):
+			// served again.
+			return fmt.Errorf("ledger: payment %s: %w", p.ID, gencache.ErrStale)
+		case p.Idempotency != nil && b.bound[p.idempotencyKey()]:
+			return fmt.Errorf("ledger: payment %s: idempotency key bound already: %w", p.ID, store.ErrConflict)
+		}
+		return nil
+	}
+	if !slices.ContainsFunc(payments, func(p *Payment) bool { return undecided(p) != nil }) {
 		return l.decide(ctx, tx, b, payments, now)
 	}
-	// Some were read from memory under a generation since changed (D63):
-	// they are answered ErrStale, undecided and unwritten, and served
-	// again. (What the books hold for them is unused: ids reserved for
-	// them are gaps, as a refused payment's are.)
+	// What the books hold for the undecided is unused: ids reserved for
+	// them are gaps, as a refused payment's are.
 	results := make([]outcome, len(payments))
 	var live []*Payment
 	var at []int // live[j] is payments[at[j]]
 	for i, p := range payments {
-		if stale(p) {
-			results[i] = outcome{err: fmt.Errorf("ledger: payment %s: %w", p.ID, gencache.ErrStale)}
+		if err := undecided(p); err != nil {
+			results[i] = outcome{err: err}
 			continue
 		}
 		live, at = append(live, p), append(at, i)
@@ -392,9 +403,6 @@ func (l *Ledger) decide(ctx context.Context, tx store.Tx, b *books, payments []*
 			return nil, err
 		}
 		if refusal != nil {
-			if err := boundElsewhere(ctx, tx, p); err != nil {
-				return nil, err // the batch is retried payment by payment
-			}
 			refusals[i] = refusal
 			continue
 		}

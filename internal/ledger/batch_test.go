@@ -444,3 +444,90 @@ func TestBatchLeavesStalePaymentsUndecided(t *testing.T) {
 		e.reconciled(t)
 	})
 }
+
+// D35: a payment whose idempotency key a payout has bound already is left
+// undecided and unwritten in its batch (its caller replays that payout):
+// it pays nothing, is refused nothing, records no event, and the batch's
+// other payments are decided as if it were not there, in the same one
+// transaction. A refusal recorded before the ledger is skipped alike.
+func TestBatchLeavesBoundKeysUnwritten(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		f := e.faucet(t, map[string]int64{"BTC": 450})
+		recipients := e.users8(t)
+		withKey := func(p *ledger.Payment, key string) *ledger.Payment {
+			p.Idempotency = &drip.Idempotency{Key: key, RequestHash: "hash-" + key}
+			return p
+		}
+		for _, key := range []string{"k1", "k2"} {
+			if _, err := e.ledger.Pay(ctx, withKey(payments(f, recipients[:1], 100)[0], key)); err != nil {
+				t.Fatalf("pay %s: %v", key, err)
+			}
+		}
+		fs := &faultyStore{Store: e.st}
+		l := oneBatch(e, fs, 8)
+		defer l.Close()
+		batch := payments(f, recipients, 100)
+		for i, p := range batch {
+			key := fmt.Sprintf("new%d", i)
+			if i == 2 || i == 6 {
+				key = fmt.Sprintf("k%d", i/4+1) // k1, k2: bound above
+			}
+			withKey(p, key)
+		}
+		_, errs := payAll(l, batch)
+		paid, refused := 0, 0
+		for i, err := range errs {
+			switch {
+			case i == 2 || i == 6:
+				if !errors.Is(err, store.ErrConflict) {
+					t.Errorf("payment %d (bound key): err %v, want ErrConflict", i, err)
+				}
+			case err == nil:
+				paid++
+			case code(err) == drip.CodeInsufficientFunds:
+				refused++
+			default:
+				t.Errorf("payment %d: unexpected outcome %v", i, err)
+			}
+		}
+		// 250 left: two of the six new keys paid, four refused.
+		if paid != 2 || refused != 4 || fmt.Sprint(fs.batches) != "[2]" {
+			t.Errorf("paid %d refused %d in transactions %v; want 2, 4 in one transaction [2]", paid, refused, fs.batches)
+		}
+		sent, failed := 0, 0
+		for _, ev := range e.events(t, f) {
+			switch ev.Type {
+			case drip.EventPayoutSent:
+				sent++
+			case drip.EventPayoutFailed:
+				failed++
+			}
+		}
+		if sent != 4 || failed != 4 {
+			t.Errorf("%d payout.sent and %d payout.failed events; want 4 and 4", sent, failed)
+		}
+
+		// Refused before the ledger: recorded for a free key only.
+		refusal := drip.Errorf(drip.CodeRecipientUnknown, "not payable")
+		if err := l.RecordRefusal(ctx, withKey(payments(f, recipients[:1], 100)[0], "k1"), refusal, false); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("RecordRefusal of a bound key: err %v, want ErrConflict", err)
+		}
+		if err := l.RecordRefusal(ctx, withKey(payments(f, recipients[:1], 100)[0], "free"), refusal, false); err != nil {
+			t.Errorf("RecordRefusal of a free key: %v", err)
+		}
+		failed = 0
+		for _, ev := range e.events(t, f) {
+			if ev.Type == drip.EventPayoutFailed {
+				failed++
+			}
+		}
+		if failed != 5 {
+			t.Errorf("%d payout.failed events after the two refusals, want 5 (the free key's only)", failed)
+		}
+		if b := e.balance(t, f.AccountID, "BTC"); b != 50 {
+			t.Errorf("faucet balance %d, want 50", b)
+		}
+		e.reconciled(t)
+	})
+}

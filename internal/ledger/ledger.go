@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -181,24 +182,9 @@ func (l *Ledger) applied(p *Payment, err error) outcome {
 	return outcome{err: err}
 }
 
-// boundElsewhere is store.ErrConflict when p's idempotency key was bound by
-// a payout committed meanwhile on another node (D35): then p is that
-// payout's duplicate, whose refusal (the balance or cap that payout used)
-// must be neither recorded nor answered. The transaction fails, and the
-// caller replays the payout that bound the key. Refusals are decided after
-// waiting on the rows that payout locked, so its row is visible here.
-func boundElsewhere(ctx context.Context, tx store.Tx, p *Payment) error {
-	if p.Idempotency == nil {
-		return nil
-	}
-	_, err := tx.IdempotencyGet(ctx, p.Faucet.ID, p.Idempotency.Key)
-	switch {
-	case err == nil:
-		return store.ErrConflict
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	}
-	return err
+// idempotencyKey is p's idempotency key; p.Idempotency is set.
+func (p *Payment) idempotencyKey() store.IdempotencyKey {
+	return store.IdempotencyKey{FaucetID: p.Faucet.ID, Key: p.Idempotency.Key}
 }
 
 // DailyCapReached is the refusal of a send past its key's daily USD cap (D36).
@@ -330,6 +316,18 @@ func (l *Ledger) Fund(ctx context.Context, u *drip.User, f *drip.Faucet, coin st
 // recipient, which counts toward their negative rank elsewhere (D42).
 func (l *Ledger) RecordRefusal(ctx context.Context, p *Payment, refusal *drip.Error, blacklisted bool) error {
 	return l.store.Transact(ctx, func(tx store.Tx) error {
+		if p.Idempotency != nil {
+			// A send whose key a payout has bound already is a retry of
+			// that payout (D35): its caller replays the payout, whatever
+			// refuses the send now, and nothing is recorded.
+			_, err := tx.IdempotencyGet(ctx, p.Faucet.ID, p.Idempotency.Key)
+			switch {
+			case err == nil:
+				return fmt.Errorf("ledger: payment %s: idempotency key bound already: %w", p.ID, store.ErrConflict)
+			case !errors.Is(err, store.ErrNotFound):
+				return err
+			}
+		}
 		now := l.now()
 		if blacklisted && p.Recipient != nil {
 			if err := tx.RefusalInsert(ctx, p.Recipient.ID, p.Faucet.ID, now); err != nil {

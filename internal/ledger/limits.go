@@ -29,6 +29,9 @@ type books struct {
 	// generation is the cache generation, read when a payment needs it
 	// (Payment.Generation).
 	generation int64
+	// bound are the batch's idempotency keys that a payout has bound
+	// already (D35).
+	bound map[store.IdempotencyKey]bool
 }
 
 // windowKey names what one send limit counts: the payouts of a faucet, in
@@ -74,6 +77,9 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 			held[k] = true
 			open.Balances = append(open.Balances, k)
 		}
+		if p.Idempotency != nil {
+			open.Idempotency = append(open.Idempotency, p.idempotencyKey())
+		}
 		// Every window a limit of the batch counts is read under the
 		// locks, in the same round trip, not one query each.
 		for _, lim := range p.Faucet.Limits {
@@ -89,7 +95,7 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 		return nil, err
 	}
 	b.balances, b.transferIDs, b.payoutIDs = read.Balances, read.TransferIDs, read.PayoutIDs
-	b.generation = read.Generation
+	b.generation, b.bound = read.Generation, read.Bound
 	for i, k := range windows {
 		*b.windows[k] = window{count: read.Windows[i].Count, sum: read.Windows[i].Sum}
 	}

@@ -63,7 +63,7 @@ func (s *Service) SendBatch(ctx context.Context, c *Caller, items []BatchItem, d
 		s.judge(ctx, c, items, firsts, out)
 	} else {
 		s.each(firsts, func(i int) {
-			res, replayed, err := s.sendIdempotent(ctx, c, items[i].IdempotencyKey, items[i].Request, false)
+			res, replayed, err := s.sendIdempotent(ctx, c, items[i].IdempotencyKey, items[i].Request)
 			out[i] = BatchOutcome{Result: res, Replayed: replayed, Err: err}
 		})
 	}

@@ -27,14 +27,16 @@ const MaxIdempotencyKey = 255
 // key wait for each other here (and across nodes the database's unique key
 // decides), so one key pays at most once. A refused send binds nothing.
 func (s *Service) SendIdempotent(ctx context.Context, c *Caller, idemKey string, req SendRequest) (res *SendResult, replayed bool, err error) {
-	return s.sendIdempotent(ctx, c, idemKey, req, true)
+	return s.sendIdempotent(ctx, c, idemKey, req)
 }
 
-// sendIdempotent is SendIdempotent; without look it does not read the key
-// before paying, for a caller that has just read it free (a batch reads
-// all its keys in one statement, D61). A key bound since that read is
-// caught after the payout, as one bound by another node is.
-func (s *Service) sendIdempotent(ctx context.Context, c *Caller, idemKey string, req SendRequest, look bool) (res *SendResult, replayed bool, err error) {
+// sendIdempotent is SendIdempotent. A key this node has seen bound is
+// replayed from memory (s.bound). Any other is not read before paying,
+// which cost a read a send (issue 16): the payment's own transaction
+// looks its key up with the batch's others, and a payment or a refusal
+// whose key a payout has bound already is left unwritten as a conflict
+// (ledger.applyBatch, ledger.RecordRefusal), which is then replayed here.
+func (s *Service) sendIdempotent(ctx context.Context, c *Caller, idemKey string, req SendRequest) (res *SendResult, replayed bool, err error) {
 	if err := validIdempotencyKey(idemKey); err != nil {
 		return nil, false, err
 	}
@@ -44,19 +46,27 @@ func (s *Service) sendIdempotent(ctx context.Context, c *Caller, idemKey string,
 	}
 	defer unlock()
 	hash := requestHash(req)
-	if look {
-		if res, err := s.replay(ctx, c, idemKey, hash); !errors.Is(err, store.ErrNotFound) {
-			return res, err == nil, err
-		}
+	key := store.IdempotencyKey{FaucetID: c.Faucet.ID, Key: idemKey}
+	start := s.now()
+	if r := s.bound.get(key, start); r != nil {
+		res, err := replayOf(r, hash)
+		return res, err == nil, err
 	}
 	res, err = s.send(ctx, c, req, &drip.Idempotency{Key: idemKey, RequestHash: hash, RateRemaining: c.RateRemaining})
+	if err == nil {
+		// Bound at start or after it: its age is counted from start.
+		s.bound.put(key, &drip.Idempotency{FaucetID: c.Faucet.ID, Key: idemKey, RequestHash: hash, PayoutID: res.PayoutID,
+			Coin: res.Currency, Balance: res.Balance, PayoutUserHash: res.PayoutUserHash, RateRemaining: res.RateRemaining,
+			CreatedAt: start})
+		return res, false, nil
+	}
 	var refusal *drip.Error
 	if errors.Is(err, store.ErrConflict) || errors.As(err, &refusal) && !refusal.Code.Fault() {
-		// Another node may have bound the key between our look and our
-		// payout: then ours rolled back (a conflict), or was refused for
-		// what that payout took. Either way, answer as that payout. A
-		// fault (the outcome unknown, the database unavailable) is never
-		// replaced: its answer is the truth the caller must act on (D6).
+		// The key was bound already (a conflict), or bound on another node
+		// while ours was refused for what that payout took: answer as that
+		// payout. A fault (the outcome unknown, the database unavailable)
+		// is never replaced: its answer is the truth the caller must act
+		// on (D6).
 		bound, rerr := s.replay(ctx, c, idemKey, hash)
 		switch {
 		case errors.Is(rerr, store.ErrNotFound):
@@ -76,6 +86,7 @@ func (s *Service) replay(ctx context.Context, c *Caller, idemKey, hash string) (
 	if err != nil {
 		return nil, err
 	}
+	s.bound.put(store.IdempotencyKey{FaucetID: c.Faucet.ID, Key: idemKey}, r)
 	return replayOf(r, hash)
 }
 
@@ -129,6 +140,45 @@ func requestHash(req SendRequest) string {
 	b, _ := json.Marshal([]string{strings.TrimSpace(req.To), amount, drip.Symbol(req.Currency), strings.TrimSpace(req.IPAddress), req.Referral})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// boundKeys remembers the idempotency keys this node has seen bound, with
+// their payouts' results, so that a retry is replayed without a read: a
+// bound key is never bound again while the database keeps it, and no
+// retention prunes a key younger than MinIdempotencyRetention (D35), so a
+// remembered key younger than that is bound in the database too. An older
+// one is looked up there again, where it may have been pruned and be free.
+// It keeps the newest 2×boundKept: when recent fills, it becomes older and
+// older is dropped.
+type boundKeys struct {
+	mu            sync.Mutex
+	recent, older map[store.IdempotencyKey]*drip.Idempotency
+}
+
+// boundKept bounds the memory of bound keys: a key is a few hundred bytes.
+const boundKept = 8192
+
+// get is the remembered binding of k, or nil, as of now.
+func (b *boundKeys) get(k store.IdempotencyKey, now time.Time) *drip.Idempotency {
+	b.mu.Lock()
+	r, ok := b.recent[k]
+	if !ok {
+		r = b.older[k]
+	}
+	b.mu.Unlock()
+	if r == nil || now.Sub(r.CreatedAt) >= MinIdempotencyRetention {
+		return nil
+	}
+	return r
+}
+
+func (b *boundKeys) put(k store.IdempotencyKey, r *drip.Idempotency) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.recent) >= boundKept || b.recent == nil {
+		b.older, b.recent = b.recent, make(map[store.IdempotencyKey]*drip.Idempotency, boundKept)
+	}
+	b.recent[k] = r
 }
 
 // inflight holds one lock per idempotency key while its send runs, so

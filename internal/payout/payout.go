@@ -42,6 +42,7 @@ type Service struct {
 	prices      price.Source
 	now         func() time.Time
 	sending     inflight
+	bound       boundKeys
 	batchSlots  chan struct{} // the batch items being sent at once (batchInFlight)
 	defaultCoin string
 	obs         Observer

@@ -667,14 +667,24 @@ type PayoutsOpenParams struct {
 	// whose sends read their key, faucet and recipient from memory under
 	// a generation not yet confirmed (ledger.Payment.Generation).
 	Generation bool
+	// Idempotency are the batch's idempotency keys (D35), read under the
+	// locks: which of them a payout has bound already.
+	Idempotency []IdempotencyKey
+}
+
+// IdempotencyKey is an idempotency key of a faucet (D35).
+type IdempotencyKey struct {
+	FaucetID int64
+	Key      string
 }
 
 // PayoutBooks is what PayoutsOpen read and reserved.
 type PayoutBooks struct {
-	Balances               map[BalanceKey]int64 // a balance never held is absent: zero
-	Windows                []PayoutCount        // one per PayoutsOpenParams.Windows, in order
-	TransferIDs, PayoutIDs []int64              // IDs each, in ascending order
-	Generation             int64                // when PayoutsOpenParams.Generation
+	Balances               map[BalanceKey]int64    // a balance never held is absent: zero
+	Windows                []PayoutCount           // one per PayoutsOpenParams.Windows, in order
+	TransferIDs, PayoutIDs []int64                 // IDs each, in ascending order
+	Generation             int64                   // when PayoutsOpenParams.Generation
+	Bound                  map[IdempotencyKey]bool // the PayoutsOpenParams.Idempotency bound already
 }
 
 // PayoutCount is what one send limit's window holds: its payouts and their sum.

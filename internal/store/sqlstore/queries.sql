@@ -320,6 +320,12 @@ WHERE faucet_id = $1 AND idem_key = ANY (ARRAY(SELECT jsonb_array_elements_text(
 -- name: IdempotencyInsert
 INSERT INTO idempotency_keys ({{IdempotencyColumns}}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 
+-- name: IdempotencyBoundRows
+-- Which of a batch's keys (faucet, key) a payout has bound already.
+SELECT k.faucet_id, k.idem_key
+FROM unnest($1::bigint[], $2::text[]) AS r(faucet_id, idem_key)
+JOIN idempotency_keys k ON k.faucet_id = r.faucet_id AND k.idem_key = r.idem_key;
+
 -- name: IdempotencyInsertRows
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})
 SELECT r.faucet_id, r.idem_key, r.request_hash, r.payout_id, r.coin, r.balance, r.payout_user_hash, r.rate_remaining, $9
