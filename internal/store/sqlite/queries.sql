@@ -34,10 +34,6 @@ SELECT r.c0, r.c1, r.c2, r.c3, r.c4, 'payout', $2 FROM drip_rows AS r WHERE r.ha
 INSERT INTO payouts (id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
 SELECT r.c0, r.c1, r.c2, r.c3, r.c4, r.c5, r.c6, r.c7, r.c8, $2 FROM drip_rows AS r WHERE r.handle = $1;
 
--- name: BalancesDebitRows
-UPDATE balances SET amount = balances.amount - r.c2 FROM drip_rows AS r
-WHERE r.handle = $1 AND balances.account_id = r.c0 AND balances.coin = r.c1 AND balances.amount >= r.c2;
-
 -- name: BalancesCreditRows
 INSERT INTO balances (account_id, coin, amount)
 SELECT r.c0, r.c1, r.c2 FROM drip_rows AS r WHERE r.handle = $1

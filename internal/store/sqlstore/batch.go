@@ -88,28 +88,14 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 	at := micros(b.CreatedAt)
 	var calls []call
 	// The senders' debits first, each refused past its balance: a guard
-	// that fails the batch should the books have gone stale. Several (a
-	// batch spread over faucets) are one statement: the rows are the
-	// transaction's already (PayoutsOpen locked them in order), so it
-	// takes no lock of its own. One (a hot faucet's batch) is the
-	// single-row statement, which SQLite runs without the temporary
-	// table it builds for an UPDATE ... FROM.
+	// that fails the batch should the books have gone stale.
 	debits, err := balanceRows(b.Debits)
 	if err != nil {
 		return err
 	}
-	if n := len(debits); n == 1 {
-		d := debits[0]
+	for _, d := range debits {
 		calls = append(calls, call{s: q.q.BalanceDebit, args: []any{d.AccountID, d.Coin, d.Amount},
 			want: 1, short: store.ErrInsufficientFunds})
-	} else if n > 1 {
-		accounts, coins, amounts := make([]int64, n), make([]string, n), make([]int64, n)
-		for i, d := range debits {
-			accounts[i], coins[i], amounts[i] = d.AccountID, d.Coin, d.Amount
-		}
-		c := rowsCall(q.q.BalancesDebitRows, []Column{ints("account_id", accounts), texts("coin", coins), ints("amount", amounts)})
-		c.want, c.short = int64(n), store.ErrInsufficientFunds
-		calls = append(calls, c)
 	}
 	if n := len(b.Payouts); n > 0 {
 		ids, transferIDs, from, to := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)

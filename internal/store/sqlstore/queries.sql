@@ -171,11 +171,6 @@ FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], 
   $8::text[], $9::text[])
   AS r(id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral);
 
--- name: BalancesDebitRows
-UPDATE balances b SET amount = b.amount - r.amount
-FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS r(account_id, coin, amount)
-WHERE b.account_id = r.account_id AND b.coin = r.coin AND b.amount >= r.amount;
-
 -- name: BalancesCreditRows
 INSERT INTO balances (account_id, coin, amount)
 SELECT r.account_id, r.coin, r.amount
