@@ -43,11 +43,6 @@ ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded
 INSERT INTO events (id, faucet_id, type, data, created_at)
 SELECT r.c0, r.c1, r.c2, r.c3, $2 FROM drip_rows AS r WHERE r.handle = $1;
 
--- name: IdempotencyBoundRows
-SELECT k.faucet_id, k.idem_key FROM drip_rows AS r
-JOIN idempotency_keys AS k ON k.faucet_id = r.c0 AND k.idem_key = r.c1
-WHERE r.handle = $1;
-
 -- name: IdempotencyInsertRows
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})
 SELECT r.c0, r.c1, r.c2, r.c3, r.c4, r.c5, r.c6, r.c7, $2 FROM drip_rows AS r WHERE r.handle = $1;

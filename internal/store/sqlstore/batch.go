@@ -18,7 +18,7 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	faucets, keys, n := slices.Sorted(slices.Values(p.Faucets)), slices.Clone(p.Balances), p.IDs
 	slices.SortFunc(keys, compareBalanceKeys)
 	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys)), Windows: make([]store.PayoutCount, len(p.Windows))}
-	calls := make([]call, 0, len(faucets)+len(keys)+len(p.Windows)+3)
+	calls := make([]call, 0, len(faucets)+len(keys)+len(p.Windows)+len(p.Idempotency)+2)
 	if p.Generation {
 		calls = append(calls, call{s: q.q.CacheGeneration, scan: func(r Rows) error { return r.Scan(&b.Generation) }})
 	}
@@ -41,20 +41,18 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	for i := range p.Windows {
 		calls = append(calls, q.windowCall(&p.Windows[i], &b.Windows[i]))
 	}
-	if k := len(p.Idempotency); k > 0 {
-		faucets, keys := make([]int64, k), make([]string, k)
-		for i, key := range p.Idempotency {
-			faucets[i], keys[i] = key.FaucetID, key.Key
-		}
-		b.Bound = map[store.IdempotencyKey]bool{}
-		c := rowsCall(q.q.IdempotencyBoundRows, []Column{ints("faucet_id", faucets), texts("idem_key", keys)})
-		c.scan = func(r Rows) error {
-			var k store.IdempotencyKey
-			err := r.Scan(&k.FaucetID, &k.Key)
+	// Each idempotency key by its primary key, one statement each, as the
+	// balances: a join with the batch's rows leaves the plan to a planner
+	// that may scan the table (see BalanceLock).
+	if len(p.Idempotency) > 0 {
+		b.Bound = make(map[store.IdempotencyKey]bool, len(p.Idempotency))
+	}
+	for _, k := range p.Idempotency {
+		calls = append(calls, call{s: q.q.IdempotencyBound, args: []any{k.FaucetID, k.Key}, scan: func(r Rows) error {
+			var n int
 			b.Bound[k] = true
-			return err
-		}
-		calls = append(calls, c)
+			return r.Scan(&n)
+		}})
 	}
 	if n > 0 {
 		b.TransferIDs, b.PayoutIDs = make([]int64, 0, n), make([]int64, 0, n)

@@ -44,7 +44,7 @@ type queries struct {
 	RefusalInsert, RefusalCountOthers                                               stmt
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                          stmt
 	FaucetListListed                                                                stmt
-	IdempotencyGet, IdempotencyInsert, IdempotencyInsertRows, IdempotencyBoundRows  stmt
+	IdempotencyGet, IdempotencyInsert, IdempotencyInsertRows, IdempotencyBound      stmt
 	IdempotencyGetMany                                                              stmt
 	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
 	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt

@@ -320,11 +320,9 @@ WHERE faucet_id = $1 AND idem_key = ANY (ARRAY(SELECT jsonb_array_elements_text(
 -- name: IdempotencyInsert
 INSERT INTO idempotency_keys ({{IdempotencyColumns}}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 
--- name: IdempotencyBoundRows
--- Which of a batch's keys (faucet, key) a payout has bound already.
-SELECT k.faucet_id, k.idem_key
-FROM unnest($1::bigint[], $2::text[]) AS r(faucet_id, idem_key)
-JOIN idempotency_keys k ON k.faucet_id = r.faucet_id AND k.idem_key = r.idem_key;
+-- name: IdempotencyBound
+-- A row if a payout has bound the faucet's key (PayoutsOpen).
+SELECT 1 FROM idempotency_keys WHERE faucet_id = $1 AND idem_key = $2;
 
 -- name: IdempotencyInsertRows
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})
