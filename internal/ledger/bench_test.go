@@ -24,30 +24,11 @@ func BenchmarkPay(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/batch=%d", eng.Name, size), func(b *testing.B) {
 				e := newEnv(b, eng.Open)
 				f := e.faucet(b, map[string]int64{"BTC": 1 << 60})
-				recipients := make([]*drip.User, 1000)
-				for i := range recipients {
-					recipients[i] = e.user(b, fmt.Sprintf("bench%d", i))
-				}
-				l := ledger.NewBatched(e.st, nil, ledger.BatchConfig{MaxSize: size})
-				defer l.Close()
-				var next atomic.Int64
-				b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 concurrent callers
-				cpu := storetest.StartCPU()
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						u := recipients[next.Add(1)%int64(len(recipients))]
-						_, err := l.Pay(context.Background(), &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 1})
-						if err != nil {
-							b.Error(err)
-							return
-						}
-					}
+				recipients := benchRecipients(b, e)
+				payParallel(b, e, ledger.BatchConfig{MaxSize: size}, func(n int64) *ledger.Payment {
+					u := recipients[n%int64(len(recipients))]
+					return &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 1}
 				})
-				b.StopTimer()
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "payouts/s")
-				cpu.Report(b)
-				e.reconciled(b)
 			})
 		}
 	}
@@ -73,35 +54,49 @@ func BenchmarkPayShape(b *testing.B) {
 				for i := range faucets {
 					faucets[i] = e.faucet(b, map[string]int64{"BTC": 1 << 50})
 				}
-				recipients := make([]*drip.User, 1000)
-				for i := range recipients {
-					recipients[i] = e.user(b, fmt.Sprintf("bench%d", i))
-				}
-				l := ledger.NewBatched(e.st, nil, ledger.BatchConfig{})
-				defer l.Close()
-				var next atomic.Int64
-				b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 concurrent callers
-				cpu := storetest.StartCPU()
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						n := next.Add(1)
-						u, f := recipients[n%int64(len(recipients))], faucets[n%int64(len(faucets))]
-						p := &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 1}
-						if shape.idempotent {
-							p.Idempotency = &drip.Idempotency{Key: fmt.Sprintf("key-%d", n), RequestHash: "h"}
-						}
-						if _, err := l.Pay(context.Background(), p); err != nil {
-							b.Error(err)
-							return
-						}
+				recipients := benchRecipients(b, e)
+				payParallel(b, e, ledger.BatchConfig{}, func(n int64) *ledger.Payment {
+					u, f := recipients[n%int64(len(recipients))], faucets[n%int64(len(faucets))]
+					p := &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 1}
+					if shape.idempotent {
+						p.Idempotency = &drip.Idempotency{Key: fmt.Sprintf("key-%d", n), RequestHash: "h"}
 					}
+					return p
 				})
-				b.StopTimer()
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "payouts/s")
-				cpu.Report(b)
-				e.reconciled(b)
 			})
 		}
 	}
+}
+
+// benchRecipients creates the 1,000 recipients of a benchmark.
+func benchRecipients(b *testing.B, e *env) []*drip.User {
+	recipients := make([]*drip.User, 1000)
+	for i := range recipients {
+		recipients[i] = e.user(b, fmt.Sprintf("bench%d", i))
+	}
+	return recipients
+}
+
+// payParallel pays payment(n), n = 1, 2, ..., b.N of them, from 64
+// concurrent callers through a ledger batching as cfg, and reports
+// payouts/s and the CPU a payout; the ledger must reconcile after.
+func payParallel(b *testing.B, e *env, cfg ledger.BatchConfig, payment func(n int64) *ledger.Payment) {
+	l := ledger.NewBatched(e.st, nil, cfg)
+	defer l.Close()
+	var next atomic.Int64
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 concurrent callers
+	cpu := storetest.StartCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := l.Pay(context.Background(), payment(next.Add(1))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "payouts/s")
+	cpu.Report(b)
+	e.reconciled(b)
 }
