@@ -23,36 +23,37 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 		calls = append(calls, call{s: q.q.CacheGeneration, scan: func(r Rows) error { return r.Scan(&b.Generation) }})
 	}
 	locked := 0
-	for _, id := range faucets {
-		calls = append(calls, call{s: q.q.FaucetLock, args: []any{id}, scan: func(r Rows) error {
-			locked++
-			var id int64
-			return r.Scan(&id)
-		}})
+	calls = append(calls, q.rowCalls(q.q.FaucetLock, q.q.FaucetsLockRows, []Column{ints("id", faucets)}, call{scan: func(r Rows) error {
+		locked++
+		var id int64
+		return r.Scan(&id)
+	}})...)
+	accounts, coins := make([]int64, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		accounts[i], coins[i] = k.Account, k.Coin
 	}
-	for _, k := range keys {
-		calls = append(calls, call{s: q.q.BalanceLock, args: []any{k.Account, k.Coin}, scan: func(r Rows) error {
-			var amount int64
-			err := r.Scan(&amount)
-			b.Balances[k] = amount
-			return err
-		}})
-	}
+	calls = append(calls, q.rowCalls(q.q.BalanceLock, q.q.BalancesLockRows, []Column{ints("account_id", accounts), texts("coin", coins)}, call{scan: func(r Rows) error {
+		var k store.BalanceKey
+		var amount int64
+		err := r.Scan(&k.Account, &k.Coin, &amount)
+		b.Balances[k] = amount
+		return err
+	}})...)
 	for i := range p.Windows {
 		calls = append(calls, q.windowCall(&p.Windows[i], &b.Windows[i]))
 	}
-	// Each idempotency key by its primary key, one statement each, as the
-	// balances: a join with the batch's rows leaves the plan to a planner
-	// that may scan the table (see BalanceLock).
-	if len(p.Idempotency) > 0 {
-		b.Bound = make(map[store.IdempotencyKey]bool, len(p.Idempotency))
-	}
-	for _, k := range p.Idempotency {
-		calls = append(calls, call{s: q.q.IdempotencyBound, args: []any{k.FaucetID, k.Key}, scan: func(r Rows) error {
-			var n int
+	if n := len(p.Idempotency); n > 0 {
+		b.Bound = make(map[store.IdempotencyKey]bool, n)
+		keyFaucets, keyNames := make([]int64, n), make([]string, n)
+		for i, k := range p.Idempotency {
+			keyFaucets[i], keyNames[i] = k.FaucetID, k.Key
+		}
+		calls = append(calls, q.rowCalls(q.q.IdempotencyBound, q.q.IdempotencyBoundRows, []Column{ints("faucet_id", keyFaucets), texts("idem_key", keyNames)}, call{scan: func(r Rows) error {
+			var k store.IdempotencyKey
+			err := r.Scan(&k.FaucetID, &k.Key)
 			b.Bound[k] = true
-			return r.Scan(&n)
-		}})
+			return err
+		}})...)
 	}
 	if n > 0 {
 		b.TransferIDs, b.PayoutIDs = make([]int64, 0, n), make([]int64, 0, n)
@@ -91,9 +92,13 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 	if err != nil {
 		return err
 	}
-	for _, d := range debits {
-		calls = append(calls, call{s: q.q.BalanceDebit, args: []any{d.AccountID, d.Coin, d.Amount},
-			want: 1, short: store.ErrInsufficientFunds})
+	if n := len(debits); n > 0 {
+		accounts, coins, amounts := make([]int64, n), make([]string, n), make([]int64, n)
+		for i, d := range debits {
+			accounts[i], coins[i], amounts[i] = d.AccountID, d.Coin, d.Amount
+		}
+		calls = append(calls, q.rowCalls(q.q.BalanceDebit, q.q.BalancesDebitRows, []Column{ints("account_id", accounts),
+			texts("coin", coins), ints("amount", amounts)}, call{short: store.ErrInsufficientFunds})...)
 	}
 	if n := len(b.Payouts); n > 0 {
 		ids, transferIDs, from, to := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
@@ -171,6 +176,35 @@ func floats(name string, v []float64) Column { return Column{Name: name, Floats:
 // parameters every row shares.
 func rowsCall(s stmt, cols []Column, shared ...any) call {
 	return call{s: s, rows: cols, args: shared}
+}
+
+// rowCalls runs a statement once for each of a batch's rows, given
+// column by column. An engine whose SQL defines the statement's set form
+// (set: SQLite's, over drip_rows) runs that once over all the rows;
+// another runs the single-row form (one) once a row, its parameters the
+// row's values in column order: on PostgreSQL each row is locked by a
+// statement of its own, in the batch's lock order, found by its primary
+// key whatever the planner knows (see BalanceLock). c gives the calls'
+// scan and short; a call with short must change each of its rows.
+func (q *querier) rowCalls(one, set stmt, cols []Column, c call) []call {
+	n := cols[0].Len()
+	if n == 0 {
+		return nil
+	}
+	if set.sql != "" {
+		c.s, c.rows, c.want = set, cols, int64(n)
+		return []call{c}
+	}
+	calls := make([]call, n)
+	for i := range calls {
+		args := make([]any, len(cols))
+		for j, col := range cols {
+			args[j] = col.value(i)
+		}
+		c.s, c.args, c.want = one, args, 1
+		calls[i] = c
+	}
+	return calls
 }
 
 // call is one statement of execAll. scan, when set, reads the rows it

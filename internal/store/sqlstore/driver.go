@@ -103,6 +103,18 @@ type Column struct {
 // Len is the column's number of values.
 func (c Column) Len() int { return max(len(c.Ints), len(c.Texts), len(c.Floats)) }
 
+// value is the column's i-th value.
+func (c Column) value(i int) any {
+	switch {
+	case c.Ints != nil:
+		return c.Ints[i]
+	case c.Texts != nil:
+		return c.Texts[i]
+	default:
+		return c.Floats[i]
+	}
+}
+
 // Outage reports whether err says that the database could not be reached
 // or did not answer before the context's deadline, whatever the engine:
 // the faults every interface answers as "retry later" (D58).

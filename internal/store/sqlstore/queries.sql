@@ -137,9 +137,13 @@ RETURNING amount;
 -- transaction: one statement per balance, each found by the primary key
 -- whatever the planner knows of the table (a cached plan of a join with
 -- the batch's JSON rows chose a full scan of balances once the table had
--- outgrown its statistics). A batch's statements go in one pipeline.
+-- outgrown its statistics), locked in the batch's order (D5). A batch's
+-- statements go in one pipeline. For the same two reasons this file
+-- defines none of the set forms of the batch's per-row statements
+-- (FaucetsLockRows, BalancesLockRows, BalancesDebitRows,
+-- IdempotencyBoundRows): see SQLite's queries.sql.
 -- name: BalanceLock
-SELECT amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
+SELECT account_id, coin, amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
 
 -- Other batch writes take their rows as one JSON array parameter, so a
 -- batch of any size is one statement; the JSON functions are each engine's
@@ -322,7 +326,7 @@ INSERT INTO idempotency_keys ({{IdempotencyColumns}}) VALUES ($1, $2, $3, $4, $5
 
 -- name: IdempotencyBound
 -- A row if a payout has bound the faucet's key (PayoutsOpen).
-SELECT 1 FROM idempotency_keys WHERE faucet_id = $1 AND idem_key = $2;
+SELECT faucet_id, idem_key FROM idempotency_keys WHERE faucet_id = $1 AND idem_key = $2;
 
 -- name: IdempotencyInsertRows
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})
