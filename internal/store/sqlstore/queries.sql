@@ -145,9 +145,8 @@ RETURNING amount;
 -- name: BalanceLock
 SELECT account_id, coin, amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
 
--- Other batch writes take their rows as one JSON array parameter, so a
--- batch of any size is one statement; the JSON functions are each engine's
--- own.
+-- Other batch writes take their rows as one array parameter a column
+-- (below), so a batch of any size is one statement.
 
 -- Each sequence is looked up once (a scalar subquery: an InitPlan), not
 -- once per id: that catalog search was 7% of PostgreSQL's work for a
@@ -159,7 +158,7 @@ FROM generate_series(1, $1);
 
 -- The four statements of a payout batch's rows (PayoutsInsert) take each
 -- column as an array parameter, decoded in binary (SQLite, which binds no
--- arrays, has its own, over JSON). They took the rows as one JSON array,
+-- arrays, has its own, over drip_rows). They took the rows as one JSON array,
 -- which PostgreSQL parsed as text for every batch and read field by
 -- field: jsonb_in alone was 8% of its work for a payout.
 -- name: TransfersInsertRows

@@ -49,3 +49,35 @@ func TestStatementBody(t *testing.T) {
 		}
 	}
 }
+
+// TestSetFormsOnlyOnSQLite: SQLite's queries.sql defines every set form
+// of the batch's per-row statements (a name misspelt on either side would
+// leave its batches one statement a row, silently), and PostgreSQL's
+// defines none: there each row is locked by its own statement, in order
+// (D5).
+func TestSetFormsOnlyOnSQLite(t *testing.T) {
+	for file, want := range map[string]bool{"../sqlite/queries.sql": true, "../postgres/queries.sql": false} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := loadQueries(string(src), func(s string) string { return s })
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := reflect.ValueOf(q).Elem()
+		optional := 0
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).Tag.Get("sql") != "optional" {
+				continue
+			}
+			optional++
+			if s := v.Field(i).Interface().(stmt); (s.sql != "") != want {
+				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
+			}
+		}
+		if optional != 4 {
+			t.Errorf("%d optional statements, want the 4 set forms", optional)
+		}
+	}
+}
