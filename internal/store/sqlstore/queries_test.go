@@ -13,15 +13,7 @@ import (
 // on every batch, as a script, instead of running them prepared.
 func TestStatementsAreSingle(t *testing.T) {
 	for _, file := range []string{"../sqlite/queries.sql", "../postgres/queries.sql"} {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := loadQueries(string(src), func(s string) string { return s })
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := reflect.ValueOf(q).Elem()
+		v := engineQueries(t, file)
 		for i := 0; i < v.NumField(); i++ {
 			s := v.Field(i).Interface().(stmt)
 			var code []string
@@ -35,6 +27,21 @@ func TestStatementsAreSingle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// engineQueries is the queries struct as the engine whose overrides are
+// in file loads it.
+func engineQueries(t *testing.T, file string) reflect.Value {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := loadQueries(string(src), func(s string) string { return s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reflect.ValueOf(q).Elem()
 }
 
 func TestStatementBody(t *testing.T) {
@@ -57,15 +64,7 @@ func TestStatementBody(t *testing.T) {
 // (D5).
 func TestSetFormsOnlyOnSQLite(t *testing.T) {
 	for file, want := range map[string]bool{"../sqlite/queries.sql": true, "../postgres/queries.sql": false} {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := loadQueries(string(src), func(s string) string { return s })
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := reflect.ValueOf(q).Elem()
+		v := engineQueries(t, file)
 		optional := 0
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).Tag.Get("sql") != "optional" {
