@@ -34,19 +34,10 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	if _, err := EnsurePrivate(path); err != nil {
 		return nil, err
 	}
-	// synchronous=FULL: a commit is on disk before it is acknowledged.
-	// temp_store=MEMORY keeps each batch statement's statement journal (the
-	// pages it changed, kept to undo the statement alone) in memory: past
-	// 64 KiB SQLite spills it to a temporary file, which a batch of payouts
-	// exceeds, and then opens, writes and deletes a file per statement. The
-	// journal is the statement's undo, never needed after a crash.
-	// wal_autocheckpoint: the checkpointer copies the log, the writer only
-	// past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
-	pragmas := url.Values{"_pragma": {
-		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",
-		fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop), fmt.Sprintf("journal_size_limit(%d)", walKeep),
-	}}
-	base, err := sqlite.NewConnector("file:" + path + "?" + pragmas.Encode() + "&_txlock=immediate")
+	if err := ensureWALVFS(); err != nil {
+		return nil, err
+	}
+	base, err := sqlite.NewConnector(writerDSN(path))
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +76,26 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 		}
 	}
 	return db, nil
+}
+
+// writerDSN is the DSN of the writer's connection to the database at path.
+//
+// synchronous=FULL: a commit is on disk before it is acknowledged.
+// temp_store=MEMORY keeps each batch statement's statement journal (the
+// pages it changed, kept to undo the statement alone) in memory: past
+// 64 KiB SQLite spills it to a temporary file, which a batch of payouts
+// exceeds, and then opens, writes and deletes a file per statement. The
+// journal is the statement's undo, never needed after a crash.
+// wal_autocheckpoint: the checkpointer copies the log, the writer only
+// past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
+// vfs: the log written in one call a commit (wal.go), which needs
+// synchronous=FULL.
+func writerDSN(path string) string {
+	pragmas := url.Values{"_pragma": {
+		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",
+		fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop), fmt.Sprintf("journal_size_limit(%d)", walKeep),
+	}, "vfs": {walVFSName}}
+	return "file:" + path + "?" + pragmas.Encode() + "&_txlock=immediate"
 }
 
 type driver struct {
