@@ -88,7 +88,7 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 // journal is the statement's undo, never needed after a crash.
 // wal_autocheckpoint: the checkpointer copies the log, the writer only
 // past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
-// vfs: the log written in one call a commit (wal.go), which needs
+// vfs: the log written in a few calls a commit (wal.go), which needs
 // synchronous=FULL.
 func writerDSN(path string) string {
 	pragmas := url.Values{"_pragma": {

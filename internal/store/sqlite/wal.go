@@ -9,30 +9,31 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// The writer's log, written in one system call a commit (D30).
+// The writer's log, written in a few system calls a commit (D30).
 //
 // SQLite writes each frame of the write-ahead log with two pwrite calls,
 // its 24-byte header and its page, so a commit that changed 150 pages
 // (a payout batch over 100 faucets) makes 300 of them before its sync. A
 // pwrite costs about 6 µs here whatever its size, most of it the file's
-// metadata (its times, the journal of the filesystem), and one pwrite of
-// the 300 writes' bytes costs less than one of them.
+// metadata (its times, the journal of the filesystem): one pwrite of the
+// 300 writes' bytes would cost less than two of them.
 //
-// walVFS, registered as walVFSName, is the default VFS ("unix" on Linux)
+// The VFS registered as walVFSName is the default one ("unix" on Linux)
 // with one change: a log file opened through it holds the bytes written to
-// it while they follow one another, and writes them in one call before any
-// other use of the file: a sync, a read, a truncation, its size, a file
+// it while they follow one another, and writes them together (in calls of
+// up to 128 KiB, walWriteMax) before any other use of the file: a sync, a read, a truncation, its size, a file
 // control, its close, or a write elsewhere in the file. The sync that ends
-// a commit (synchronous=FULL) therefore writes the commit's frames in one
-// call and then syncs them, as before: nothing is acknowledged before it is
+// a commit (synchronous=FULL) therefore writes the commit's frames in a
+// few calls and then syncs them, as before: nothing is acknowledged before it is
 // on disk, and the order of the file's contents is the order of the writes.
 //
-// Only the writer opens the database through walVFS, and only with
+// Only the writer opens the database through it, and only with
 // synchronous=FULL (Open; TestWriterSyncsEveryCommit): with a commit that
 // does not sync, SQLite would publish frames to other connections (the
 // wal-index) while they were still held here. Every other file (the
-// database, its wal-index, temporary files) is the default VFS's own,
-// opened by it in the same memory, with no call in between.
+// database and its wal-index, temporary files) is the default VFS's own:
+// walOpen opens it in the memory SQLite gave, with the default methods,
+// so that SQLite calls them directly.
 
 // walVFSName is the name walVFS is registered under (the vfs parameter of
 // the writer's DSN).
@@ -51,7 +52,7 @@ const walWriteMax = 1<<17 - 1
 // walFile is the start of a log file opened through walVFS, in the memory
 // SQLite gives xOpen; the default VFS's file follows it (walSub).
 type walFile struct {
-	base  sqlite3.Tsqlite3_file // pMethods: &walMethods
+	base  sqlite3.Tsqlite3_file // pMethods: walMethods
 	buf   uintptr               // walBufferSize bytes of C memory, or 0 until the first write
 	start int64                 // the file offset of buf's first byte
 	off   int64                 // the file offset of the first byte held
@@ -128,9 +129,8 @@ func cmalloc[T ~uint32 | ~uint64](tls *libc.TLS, malloc func(*libc.TLS, T) uintp
 	return malloc(tls, T(n))
 }
 
-// ptr turns an address that SQLite gave (memory outside Go's heap, or Go
-// memory kept alive elsewhere) into a pointer, without the conversion
-// that go vet cannot tell from a misuse.
+// ptr turns an address of C memory into a pointer, without the
+// conversion that go vet cannot tell from a misuse.
 func ptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
 
 func walOf(pFile uintptr) *walFile { return (*walFile)(ptr(pFile)) }
