@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"database/sql"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -222,6 +221,6 @@ func writeCalls(t *testing.T) int64 {
 			return n
 		}
 	}
-	t.Fatal(fmt.Sprintf("no syscw in /proc/self/io: %q", b))
+	t.Fatalf("no syscw in /proc/self/io: %q", b)
 	return 0
 }
