@@ -35,7 +35,7 @@ import (
 // walOpen opens it in the memory SQLite gave, with the default methods,
 // so that SQLite calls them directly.
 
-// walVFSName is the name walVFS is registered under (the vfs parameter of
+// walVFSName is the name the VFS is registered under (the vfs parameter of
 // the writer's DSN).
 const walVFSName = "drip-wal"
 
@@ -49,14 +49,13 @@ const walBufferSize = 1 << 20
 // 128 KiB writes nothing (and fails as a full disk).
 const walWriteMax = 1<<17 - 1
 
-// walFile is the start of a log file opened through walVFS, in the memory
+// walFile is the start of a log file opened through the VFS, in the memory
 // SQLite gives xOpen; the default VFS's file follows it (walSub).
 type walFile struct {
-	base  sqlite3.Tsqlite3_file // pMethods: walMethods
-	buf   uintptr               // walBufferSize bytes of C memory, or 0 until the first write
-	start int64                 // the file offset of buf's first byte
-	off   int64                 // the file offset of the first byte held
-	n     int64                 // bytes held: buf[off-start:off-start+n]
+	base sqlite3.Tsqlite3_file // pMethods: walMethods
+	buf  uintptr               // walBufferSize bytes of C memory, or 0 until the first write
+	off  int64                 // the file offset of buf's first byte
+	n    int64                 // bytes held: buf[:n], for the file's [off, off+n)
 }
 
 const walFileSize = int32(unsafe.Sizeof(walFile{}))
@@ -67,11 +66,11 @@ const walFileSize = int32(unsafe.Sizeof(walFile{}))
 var (
 	registerWAL sync.Once
 	errWAL      error
-	baseVFS     uintptr // the default VFS, which walVFS wraps
+	baseVFS     uintptr // the default VFS, which ours wraps
 	walMethods  uintptr // a log file's methods (iVersion 1: no wal-index, no memory map)
 )
 
-// ensureWALVFS registers walVFS once.
+// ensureWALVFS registers the VFS once.
 func ensureWALVFS() error {
 	registerWAL.Do(func() { errWAL = registerWALVFS() })
 	return errWAL
@@ -164,33 +163,34 @@ func walOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags u
 // transaction, whose frames a later one writes again).
 func walFlush(tls *libc.TLS, pFile uintptr) int32 {
 	w := walOf(pFile)
-	sub := walSub(pFile)
-	write := *(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&subMethods(sub).FxWrite))
-	for w.n > 0 {
-		n := min(w.n, walWriteMax)
-		p, off := w.buf+uintptr(w.off-w.start), w.off
-		w.n -= n
-		w.off += n
-		if rc := write(tls, sub, p, int32(n), off); rc != sqlite3.SQLITE_OK {
-			w.n = 0
+	n := w.n
+	w.n = 0
+	for done := int64(0); done < n; {
+		chunk := min(n-done, walWriteMax)
+		if rc := subWrite(tls, walSub(pFile), w.buf+uintptr(done), int32(chunk), w.off+done); rc != sqlite3.SQLITE_OK {
 			return rc
 		}
+		done += chunk
 	}
 	return sqlite3.SQLITE_OK
+}
+
+// subWrite is the default VFS's write to its file sub.
+func subWrite(tls *libc.TLS, sub, p uintptr, n int32, off int64) int32 {
+	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&subMethods(sub).FxWrite)))(tls, sub, p, n, off)
 }
 
 // walWrite holds the bytes of a write that follows what the log file
 // pFile holds, and writes what it holds first otherwise.
 func walWrite(tls *libc.TLS, pFile, pBuf uintptr, amt int32, off int64) int32 {
 	w := walOf(pFile)
-	if w.n > 0 && (off != w.off+w.n || w.off-w.start+w.n+int64(amt) > walBufferSize) {
+	if w.n > 0 && (off != w.off+w.n || w.n+int64(amt) > walBufferSize) {
 		if rc := walFlush(tls, pFile); rc != sqlite3.SQLITE_OK {
 			return rc
 		}
 	}
 	if int64(amt) > walBufferSize { // not a frame: SQLite writes a page at most
-		sub := walSub(pFile)
-		return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&subMethods(sub).FxWrite)))(tls, sub, pBuf, amt, off)
+		return subWrite(tls, walSub(pFile), pBuf, amt, off)
 	}
 	if w.buf == 0 {
 		if w.buf = cmalloc(tls, libc.Xmalloc, walBufferSize); w.buf == 0 {
@@ -198,9 +198,9 @@ func walWrite(tls *libc.TLS, pFile, pBuf uintptr, amt int32, off int64) int32 {
 		}
 	}
 	if w.n == 0 {
-		w.start, w.off = off, off
+		w.off = off
 	}
-	copy(unsafe.Slice((*byte)(ptr(w.buf+uintptr(w.off-w.start+w.n))), amt), unsafe.Slice((*byte)(ptr(pBuf)), amt))
+	copy(unsafe.Slice((*byte)(ptr(w.buf+uintptr(w.n))), amt), unsafe.Slice((*byte)(ptr(pBuf)), amt))
 	w.n += int64(amt)
 	return sqlite3.SQLITE_OK
 }
