@@ -149,3 +149,41 @@ WHERE id IN (SELECT value FROM json_each($1)) ORDER BY next_attempt_at, id;
 -- name: CheckoutsOfCallbacks
 SELECT {{CheckoutColumns}} FROM merchant_checkouts
 WHERE id IN (SELECT checkout_id FROM outbox WHERE id IN (SELECT value FROM json_each($1)));
+
+-- SQLite has no LATERAL. It reads an IN list of the faucet's coins one
+-- coin at a time in payouts_faucet_coin_time, and a coin's newest
+-- payouts are the ids of a correlated subquery, which it runs once a coin
+-- before reading each row by its id (D65; TestPayoutListsSeekPerCoin).
+-- name: PayoutWindowFaucet
+{{PaidCoins}}
+SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
+WHERE faucet_id = $1 AND coin IN (SELECT coin FROM paid) AND created_at >= $2;
+
+-- name: StatsDaily
+{{PaidCoins}}
+SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id)
+FROM payouts WHERE faucet_id = $1 AND coin IN (SELECT coin FROM paid) AND created_at >= $2
+GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
+
+-- name: PayoutList
+{{PaidCoins}}
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at
+FROM paid CROSS JOIN payouts AS p
+WHERE p.id IN (
+  SELECT q.id FROM payouts AS q
+  WHERE q.faucet_id = $1 AND q.coin = paid.coin ORDER BY q.created_at DESC, q.id DESC LIMIT $2
+)
+ORDER BY p.created_at DESC, p.id DESC LIMIT $2;
+
+-- name: PayoutSearch
+{{PaidCoins}}
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at,
+  u.payout_user_hash
+FROM paid CROSS JOIN payouts AS p JOIN users AS u ON u.id = p.recipient_id
+WHERE ($2 = '' OR paid.coin = $2) AND p.id IN (
+  SELECT q.id FROM payouts AS q
+  WHERE q.faucet_id = $1 AND q.coin = paid.coin AND ($3 = 0 OR q.recipient_id = $3) AND ($4 = '' OR q.referral = $4)
+    AND ($5 = 0 OR (q.created_at, q.id) < (SELECT b.created_at, b.id FROM payouts AS b WHERE b.id = $5 AND b.faucet_id = $1))
+  ORDER BY q.created_at DESC, q.id DESC LIMIT $6
+)
+ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
