@@ -65,13 +65,6 @@ func OpenTimeouts(ctx context.Context, url string, t Timeouts) (*sqlstore.DB, er
 	if cfg.ConnConfig.ConnectTimeout == 0 && t.Connect > 0 {
 		cfg.ConnConfig.ConnectTimeout = t.Connect
 	}
-	// No JIT compilation (D65): drip's statements are short, and a
-	// prepared statement's generic plan is costed for any limit and any
-	// number of a faucet's coins, which put the per-coin lists above
-	// jit_above_cost: compiled at every run, a 1 ms read took 100 ms.
-	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
-		cfg.ConnConfig.RuntimeParams["jit"] = "off"
-	}
 	setDefault(cfg.ConnConfig.RuntimeParams, "statement_timeout", t.Statement)
 	setDefault(cfg.ConnConfig.RuntimeParams, "idle_in_transaction_session_timeout", t.IdleInTransaction)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -19,59 +19,59 @@ type stmt struct{ name, sql string }
 // queries holds every statement by name; loadQueries fills each field from
 // the SQL files and fails if one is missing, so a typo cannot reach runtime.
 type queries struct {
-	SecretGet, SecretInit                                                             stmt
-	CoinList, CoinSetActive                                                           stmt
-	AccountCreate                                                                     stmt
-	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash               stmt
-	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus                    stmt
-	UserAddressAdd, UserAddressList, UserAddressOwners                                stmt
-	UserSetPassword, UserSetEmail, UserSetOperator, UserSetTOTP, UserAcceptTOTPStep   stmt
-	SessionGet, SessionListByUser, SessionCreate, SessionTouch, SessionRenew          stmt
-	SessionRevoke, SessionRevokeByUser, AccountTokenCreate, AccountTokenUse           stmt
-	RecoveryCodesDelete, RecoveryCodeInsert, RecoveryCodeUse                          stmt
-	RecoveryCodesRemaining, SecurityLogAdd, SecurityLogList                           stmt
-	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate                stmt
-	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                       stmt
-	FaucetLock                                                                        stmt
-	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                              stmt
-	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists          stmt
-	PayoutWindowFaucet, PayoutWindowFaucetCoin, PayoutWindowRecipient, PayoutWindowIP stmt
-	BalanceLock, PayoutIDsNext                                                        stmt
-	TransfersInsertRows, PayoutsInsertRows, BalancesCreditRows, EventsInsertRows      stmt
-	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                   stmt
-	EventInsert, EventList, EventGet, EventProbe, Ping                                stmt
-	EventFeed                                                                         stmt // the events feed
-	RefusalInsert, RefusalCountOthers                                                 stmt
-	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                            stmt
-	FaucetListListed                                                                  stmt
-	IdempotencyGet, IdempotencyInsert, IdempotencyInsertRows, IdempotencyBound        stmt
-	IdempotencyGetMany                                                                stmt
-	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                   stmt
-	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount        stmt
-	NotificationInsert, NotificationsInsertRows, NotificationListByFaucet             stmt
-	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog       stmt
-	ListingCostList, ListingCostSet, ListingCostDelete                                stmt
-	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet               stmt
-	ListingRequestListByStatus, ListingRequestDecide                                  stmt
-	AuditInsert, AuditList                                                            stmt
-	PayoutListByRecipient, FaucetListPayers, UserAddressRemove                        stmt // the wallet pages
-	PayoutSearch                                                                      stmt // the faucet management pages
-	FaucetKeyPending, KeyTouch                                                        stmt // a faucet's API keys page
-	OperatorLogAdd, OperatorLogList, UserSearch, UserSetEmailVerified                 stmt // the operator pages
-	CoinSetMinPayout, BalanceTotals                                                   stmt // the operator pages
-	WebhookEndpointCreate, WebhookEndpointList, WebhookEndpointGet                    stmt // webhook endpoints
-	WebhookEndpointCount, WebhookEndpointSetSecret, WebhookEndpointSetEnabled         stmt // webhook endpoints
-	WebhookEndpointDelete, WebhookEndpointDeleteAttempts                              stmt // webhook endpoints
-	WebhookEndpointDeleteDeliveries, WebhookEndpointsHealthy                          stmt // webhook endpoints
-	WebhookEndpointsFailing, WebhookDeliveryList, WebhookDeliveryGet                  stmt // webhook deliveries
-	OutboxAttemptList, WebhookDeliveryCount, OutboxBacklog, OutboxClaim               stmt // webhook deliveries
-	WebhookDeliveryClaimed, OutboxAttemptsInsertJSON, OutboxRecordJSON                stmt // webhook deliveries
-	WebhookDeliveryInsert, WebhookDeliveriesResend, OutboxReleaseJSON                 stmt // webhook deliveries
-	CheckoutCreate, CheckoutGet, CheckoutList, CheckoutSetQuote, CheckoutPay          stmt // merchant checkouts
-	CheckoutCancel, CheckoutVerify, CallbackInsert, CallbackAcknowledge               stmt // merchant checkouts
-	CallbackGet, CallbackClaimed, CheckoutsOfCallbacks, CallbackResend                stmt // merchant callbacks
-	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                   stmt
-	CacheGeneration                                                                   stmt // D63
+	SecretGet, SecretInit                                                           stmt
+	CoinList, CoinSetActive                                                         stmt
+	AccountCreate                                                                   stmt
+	UserGetByID, UserGetByUsername, UserGetByEmail, UserGetByPayoutHash             stmt
+	UserGetByAddress, UserCreate, UserSetPayoutHash, UserSetStatus                  stmt
+	UserAddressAdd, UserAddressList, UserAddressOwners                              stmt
+	UserSetPassword, UserSetEmail, UserSetOperator, UserSetTOTP, UserAcceptTOTPStep stmt
+	SessionGet, SessionListByUser, SessionCreate, SessionTouch, SessionRenew        stmt
+	SessionRevoke, SessionRevokeByUser, AccountTokenCreate, AccountTokenUse         stmt
+	RecoveryCodesDelete, RecoveryCodeInsert, RecoveryCodeUse                        stmt
+	RecoveryCodesRemaining, SecurityLogAdd, SecurityLogList                         stmt
+	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate              stmt
+	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                     stmt
+	FaucetLock                                                                      stmt
+	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                            stmt
+	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists        stmt
+	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                       stmt
+	BalanceLock, PayoutIDsNext                                                      stmt
+	TransfersInsertRows, PayoutsInsertRows, BalancesCreditRows, EventsInsertRows    stmt
+	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                 stmt
+	EventInsert, EventList, EventGet, EventProbe, Ping                              stmt
+	EventFeed                                                                       stmt // the events feed
+	RefusalInsert, RefusalCountOthers                                               stmt
+	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                          stmt
+	FaucetListListed                                                                stmt
+	IdempotencyGet, IdempotencyInsert, IdempotencyInsertRows, IdempotencyBound      stmt
+	IdempotencyGetMany                                                              stmt
+	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
+	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt
+	NotificationInsert, NotificationsInsertRows, NotificationListByFaucet           stmt
+	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog     stmt
+	ListingCostList, ListingCostSet, ListingCostDelete                              stmt
+	ListingRequestCreate, ListingRequestGet, ListingRequestListByFaucet             stmt
+	ListingRequestListByStatus, ListingRequestDecide                                stmt
+	AuditInsert, AuditList                                                          stmt
+	PayoutListByRecipient, FaucetListPayers, UserAddressRemove                      stmt // the wallet pages
+	PayoutSearch                                                                    stmt // the faucet management pages
+	FaucetKeyPending, KeyTouch                                                      stmt // a faucet's API keys page
+	OperatorLogAdd, OperatorLogList, UserSearch, UserSetEmailVerified               stmt // the operator pages
+	CoinSetMinPayout, BalanceTotals                                                 stmt // the operator pages
+	WebhookEndpointCreate, WebhookEndpointList, WebhookEndpointGet                  stmt // webhook endpoints
+	WebhookEndpointCount, WebhookEndpointSetSecret, WebhookEndpointSetEnabled       stmt // webhook endpoints
+	WebhookEndpointDelete, WebhookEndpointDeleteAttempts                            stmt // webhook endpoints
+	WebhookEndpointDeleteDeliveries, WebhookEndpointsHealthy                        stmt // webhook endpoints
+	WebhookEndpointsFailing, WebhookDeliveryList, WebhookDeliveryGet                stmt // webhook deliveries
+	OutboxAttemptList, WebhookDeliveryCount, OutboxBacklog, OutboxClaim             stmt // webhook deliveries
+	WebhookDeliveryClaimed, OutboxAttemptsInsertJSON, OutboxRecordJSON              stmt // webhook deliveries
+	WebhookDeliveryInsert, WebhookDeliveriesResend, OutboxReleaseJSON               stmt // webhook deliveries
+	CheckoutCreate, CheckoutGet, CheckoutList, CheckoutSetQuote, CheckoutPay        stmt // merchant checkouts
+	CheckoutCancel, CheckoutVerify, CallbackInsert, CallbackAcknowledge             stmt // merchant checkouts
+	CallbackGet, CallbackClaimed, CheckoutsOfCallbacks, CallbackResend              stmt // merchant callbacks
+	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
+	CacheGeneration                                                                 stmt // D63
 
 	// The set forms of a payout batch's per-row statements (rowCalls), which
 	// an engine defines only where one statement over the batch's rows is

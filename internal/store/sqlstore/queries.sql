@@ -196,27 +196,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id;
 -- name: PayoutColumns
 id, faucet_id, recipient_id, to_given, coin, amount, ip_address, referral, created_at
 
--- A faucet's payouts in time order are found per coin, in the index
--- payouts_faucet_coin_time (D65): a faucet keeps no time-ordered index
--- of all its coins, whose page at the faucet's place every payout would
--- write. PaidCoins is the coins the faucet has paid in, each found by one
--- seek of that index (a skip scan), with a NULL row after the last.
--- name: PaidCoins
-WITH RECURSIVE paid(coin) AS (
-  SELECT (SELECT c.coin FROM payouts AS c WHERE c.faucet_id = $1 ORDER BY c.coin LIMIT 1)
-  UNION ALL
-  SELECT (SELECT c.coin FROM payouts AS c WHERE c.faucet_id = $1 AND c.coin > paid.coin ORDER BY c.coin LIMIT 1)
-  FROM paid WHERE paid.coin IS NOT NULL
-)
-
 -- name: PayoutList
--- The newest $2 of every coin, then the newest $2 of those (D65).
-{{PaidCoins}}
-SELECT p.* FROM paid CROSS JOIN LATERAL (
-  SELECT {{PayoutColumns}} FROM payouts
-  WHERE faucet_id = $1 AND coin = paid.coin ORDER BY created_at DESC, id DESC LIMIT $2
-) AS p
-ORDER BY p.created_at DESC, p.id DESC LIMIT $2;
+SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2;
 
 -- name: PayoutListByCoin
 SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER BY created_at DESC, id DESC LIMIT $3;
@@ -225,18 +206,8 @@ SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER B
 SELECT COUNT(*) FROM payouts WHERE id = $1;
 
 -- name: PayoutWindowFaucet
--- Each coin's window counted by itself (D65). An aggregate in LATERAL
--- keeps PostgreSQL from joining the coins to a scan of the faucet's
--- payouts in the window (by payouts_faucet_recipient, the only other
--- index that starts with the faucet), as it does a plain subquery.
-{{PaidCoins}}
-SELECT CAST(COALESCE(SUM(w.n), 0) AS BIGINT), CAST(COALESCE(SUM(w.total), 0) AS BIGINT) FROM paid CROSS JOIN LATERAL (
-  SELECT COUNT(*) AS n, SUM(amount) AS total FROM payouts WHERE faucet_id = $1 AND coin = paid.coin AND created_at >= $2
-) AS w;
-
--- name: PayoutWindowFaucetCoin
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
-WHERE faucet_id = $1 AND coin = $3 AND created_at >= $2;
+WHERE faucet_id = $1 AND created_at >= $2 AND ($3 = '' OR coin = $3);
 
 -- name: PayoutWindowRecipient
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
@@ -377,14 +348,9 @@ UPDATE key_spend SET micros = micros + $3 WHERE key_id = $1 AND day = $2 AND mic
 -- Statistics. Days are UTC: created_at is Unix microseconds.
 
 -- name: StatsDaily
--- Each coin's days summed by themselves, as in PayoutWindowFaucet (D65).
-{{PaidCoins}}
-SELECT d.day, paid.coin, d.n, d.total, d.recipients FROM paid CROSS JOIN LATERAL (
-  SELECT created_at / 86400000000 AS day, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total,
-    COUNT(DISTINCT recipient_id) AS recipients
-  FROM payouts WHERE faucet_id = $1 AND coin = paid.coin AND created_at >= $2 GROUP BY created_at / 86400000000
-) AS d
-ORDER BY d.day DESC, paid.coin;
+SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id)
+FROM payouts WHERE faucet_id = $1 AND created_at >= $2
+GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
 
 -- name: StatsUsers
 SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
@@ -588,16 +554,11 @@ WHERE user_id = $1 ORDER BY id DESC LIMIT $2;
 -- name: PayoutSearch
 -- The owner's list of payouts and its CSV export: optional filters ('' and
 -- 0 match all), newest first, and the page after the payout $5 (keyset on
--- the index (faucet_id, coin, created_at, id) of each coin, D65; 0: from
--- the newest).
-{{PaidCoins}}
-SELECT p.*, u.payout_user_hash FROM paid CROSS JOIN LATERAL (
-  SELECT {{PayoutColumns}} FROM payouts
-  WHERE faucet_id = $1 AND coin = paid.coin AND ($3 = 0 OR recipient_id = $3) AND ($4 = '' OR referral = $4)
-    AND ($5 = 0 OR (created_at, id) < (SELECT b.created_at, b.id FROM payouts AS b WHERE b.id = $5 AND b.faucet_id = $1))
-  ORDER BY created_at DESC, id DESC LIMIT $6
-) AS p JOIN users AS u ON u.id = p.recipient_id
-WHERE $2 = '' OR paid.coin = $2
+-- the index (faucet_id, created_at, id); 0: from the newest).
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
+FROM payouts p JOIN users u ON u.id = p.recipient_id
+WHERE p.faucet_id = $1 AND ($2 = '' OR p.coin = $2) AND ($3 = 0 OR p.recipient_id = $3) AND ($4 = '' OR p.referral = $4)
+  AND ($5 = 0 OR (p.created_at, p.id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
 ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
 
 -- A faucet's API keys page (issue 11).

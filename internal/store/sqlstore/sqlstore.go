@@ -50,16 +50,6 @@ func (db *DB) Statements() []string {
 	return out
 }
 
-// Statement is the SQL of the named statement as db runs it ("" if there
-// is none), for the engines' tests of a statement's plan.
-func (db *DB) Statement(name string) string {
-	f := reflect.ValueOf(db.q).Elem().FieldByName(name)
-	if !f.IsValid() {
-		return ""
-	}
-	return f.Interface().(stmt).sql
-}
-
 func (db *DB) Engine() string { return db.drv.Name() }
 func (db *DB) Close() error   { return db.drv.Close() }
 
@@ -523,16 +513,12 @@ func (q *querier) PayoutWindow(ctx context.Context, p *store.PayoutWindowParams)
 // windowCall counts the payouts a send limit's window holds into c.
 func (q *querier) windowCall(p *store.PayoutWindowParams, c *store.PayoutCount) call {
 	args := []any{p.FaucetID, micros(p.Since), p.Coin}
-	var s stmt
+	s := q.q.PayoutWindowFaucet
 	switch {
 	case p.RecipientID != 0:
 		s, args = q.q.PayoutWindowRecipient, append(args, p.RecipientID)
 	case p.IPAddress != "":
 		s, args = q.q.PayoutWindowIP, append(args, p.IPAddress)
-	case p.Coin != "":
-		s = q.q.PayoutWindowFaucetCoin
-	default:
-		s, args = q.q.PayoutWindowFaucet, args[:2] // every coin the faucet paid in (D65)
 	}
 	return call{s: s, args: args, scan: func(r Rows) error { return r.Scan(&c.Count, &c.Sum) }}
 }
