@@ -21,11 +21,12 @@ import (
 // The VFS registered as walVFSName is the default one ("unix" on Linux)
 // with one change: a log file opened through it holds the bytes written to
 // it while they follow one another, and writes them together (in calls of
-// up to 128 KiB, walWriteMax) before any other use of the file: a sync, a read, a truncation, its size, a file
-// control, its close, or a write elsewhere in the file. The sync that ends
-// a commit (synchronous=FULL) therefore writes the commit's frames in a
-// few calls and then syncs them, as before: nothing is acknowledged before it is
-// on disk, and the order of the file's contents is the order of the writes.
+// under 128 KiB, walWriteMax) before any other use of the file: a sync, a
+// read, a truncation, its size, a file control, its close, or a write
+// elsewhere in the file. The sync that ends a commit (synchronous=FULL)
+// therefore writes the commit's frames in a few calls and then syncs
+// them, as before: nothing is acknowledged before it is on disk, and the
+// order of the file's contents is the order of the writes.
 //
 // Only the writer opens the database through it, and only with
 // synchronous=FULL (Open; TestWriterSyncsEveryCommit): with a commit that
@@ -99,22 +100,22 @@ func registerWALVFS() error {
 	vfs.FpNext = 0
 	vfs.FszOsFile += walFileSize
 	vfs.FzName = name
-	*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&vfs.FxOpen)) = walOpen
+	setCFunc(&vfs.FxOpen, walOpen)
 
 	m := (*sqlite3.Tsqlite3_io_methods)(ptr(walMethods))
 	*m = sqlite3.Tsqlite3_io_methods{FiVersion: 1}
-	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxClose)) = walClose
-	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&m.FxRead)) = walRead
-	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&m.FxWrite)) = walWrite
-	*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&m.FxTruncate)) = walTruncate
-	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&m.FxSync)) = walSync
-	*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&m.FxFileSize)) = walFileSizeOf
-	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&m.FxLock)) = walLock
-	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&m.FxUnlock)) = walUnlock
-	*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&m.FxCheckReservedLock)) = walCheckReservedLock
-	*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&m.FxFileControl)) = walFileControl
-	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxSectorSize)) = walSectorSize
-	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxDeviceCharacteristics)) = walDeviceCharacteristics
+	setCFunc(&m.FxClose, walClose)
+	setCFunc(&m.FxRead, walRead)
+	setCFunc(&m.FxWrite, walWrite)
+	setCFunc(&m.FxTruncate, walTruncate)
+	setCFunc(&m.FxSync, walSync)
+	setCFunc(&m.FxFileSize, walFileSizeOf)
+	setCFunc(&m.FxLock, walLock)
+	setCFunc(&m.FxUnlock, walUnlock)
+	setCFunc(&m.FxCheckReservedLock, walCheckReservedLock)
+	setCFunc(&m.FxFileControl, walFileControl)
+	setCFunc(&m.FxSectorSize, walSectorSize)
+	setCFunc(&m.FxDeviceCharacteristics, walDeviceCharacteristics)
 
 	if rc := sqlite3.Xsqlite3_vfs_register(tls, p, 0); rc != sqlite3.SQLITE_OK {
 		return fmt.Errorf("sqlite: register VFS %s: code %d", walVFSName, rc)
@@ -127,6 +128,13 @@ func registerWALVFS() error {
 func cmalloc[T ~uint32 | ~uint64](tls *libc.TLS, malloc func(*libc.TLS, T) uintptr, n uintptr) uintptr {
 	return malloc(tls, T(n))
 }
+
+// cfunc is the Go func stored at p, a function pointer field of one of
+// SQLite's objects (modernc.org/sqlite stores a Go func value there).
+func cfunc[F any](p *uintptr) F { return *(*F)(unsafe.Pointer(p)) }
+
+// setCFunc stores f at p, as cfunc reads it.
+func setCFunc[F any](p *uintptr, f F) { *(*F)(unsafe.Pointer(p)) = f }
 
 // ptr turns an address of C memory into a pointer, without the
 // conversion that go vet cannot tell from a misuse.
@@ -145,7 +153,7 @@ func subMethods(sub uintptr) *sqlite3.Tsqlite3_io_methods {
 // walOpen opens a log file with walMethods before the default VFS's file;
 // every other file is the default VFS's alone, at pFile.
 func walOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
-	open := *(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&(*sqlite3.Tsqlite3_vfs)(ptr(baseVFS)).FxOpen))
+	open := cfunc[func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32](&(*sqlite3.Tsqlite3_vfs)(ptr(baseVFS)).FxOpen)
 	if flags&sqlite3.SQLITE_OPEN_WAL == 0 {
 		return open(tls, baseVFS, zName, pFile, flags, pOutFlags)
 	}
@@ -177,7 +185,7 @@ func walFlush(tls *libc.TLS, pFile uintptr) int32 {
 
 // subWrite is the default VFS's write to its file sub.
 func subWrite(tls *libc.TLS, sub, p uintptr, n int32, off int64) int32 {
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&subMethods(sub).FxWrite)))(tls, sub, p, n, off)
+	return cfunc[func(*libc.TLS, uintptr, uintptr, int32, int64) int32](&subMethods(sub).FxWrite)(tls, sub, p, n, off)
 }
 
 // walWrite holds the bytes of a write that follows what the log file
@@ -208,7 +216,7 @@ func walWrite(tls *libc.TLS, pFile, pBuf uintptr, amt int32, off int64) int32 {
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	rc := walFlush(tls, pFile)
 	sub := walSub(pFile)
-	closeRC := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&subMethods(sub).FxClose)))(tls, sub)
+	closeRC := cfunc[func(*libc.TLS, uintptr) int32](&subMethods(sub).FxClose)(tls, sub)
 	w := walOf(pFile)
 	if w.buf != 0 {
 		libc.Xfree(tls, w.buf)
@@ -225,7 +233,7 @@ func walRead(tls *libc.TLS, pFile, pBuf uintptr, amt int32, off int64) int32 {
 		return rc
 	}
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&subMethods(sub).FxRead)))(tls, sub, pBuf, amt, off)
+	return cfunc[func(*libc.TLS, uintptr, uintptr, int32, int64) int32](&subMethods(sub).FxRead)(tls, sub, pBuf, amt, off)
 }
 
 func walTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
@@ -233,7 +241,7 @@ func walTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
 		return rc
 	}
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&subMethods(sub).FxTruncate)))(tls, sub, size)
+	return cfunc[func(*libc.TLS, uintptr, int64) int32](&subMethods(sub).FxTruncate)(tls, sub, size)
 }
 
 func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
@@ -241,7 +249,7 @@ func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 		return rc
 	}
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&subMethods(sub).FxSync)))(tls, sub, flags)
+	return cfunc[func(*libc.TLS, uintptr, int32) int32](&subMethods(sub).FxSync)(tls, sub, flags)
 }
 
 func walFileSizeOf(tls *libc.TLS, pFile, pSize uintptr) int32 {
@@ -249,7 +257,7 @@ func walFileSizeOf(tls *libc.TLS, pFile, pSize uintptr) int32 {
 		return rc
 	}
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&subMethods(sub).FxFileSize)))(tls, sub, pSize)
+	return cfunc[func(*libc.TLS, uintptr, uintptr) int32](&subMethods(sub).FxFileSize)(tls, sub, pSize)
 }
 
 func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
@@ -257,32 +265,32 @@ func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 
 		return rc
 	}
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&subMethods(sub).FxFileControl)))(tls, sub, op, pArg)
+	return cfunc[func(*libc.TLS, uintptr, int32, uintptr) int32](&subMethods(sub).FxFileControl)(tls, sub, op, pArg)
 }
 
 // The log's locks and properties are the default VFS's.
 
 func walLock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&subMethods(sub).FxLock)))(tls, sub, lock)
+	return cfunc[func(*libc.TLS, uintptr, int32) int32](&subMethods(sub).FxLock)(tls, sub, lock)
 }
 
 func walUnlock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&subMethods(sub).FxUnlock)))(tls, sub, lock)
+	return cfunc[func(*libc.TLS, uintptr, int32) int32](&subMethods(sub).FxUnlock)(tls, sub, lock)
 }
 
 func walCheckReservedLock(tls *libc.TLS, pFile, pResOut uintptr) int32 {
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&subMethods(sub).FxCheckReservedLock)))(tls, sub, pResOut)
+	return cfunc[func(*libc.TLS, uintptr, uintptr) int32](&subMethods(sub).FxCheckReservedLock)(tls, sub, pResOut)
 }
 
 func walSectorSize(tls *libc.TLS, pFile uintptr) int32 {
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&subMethods(sub).FxSectorSize)))(tls, sub)
+	return cfunc[func(*libc.TLS, uintptr) int32](&subMethods(sub).FxSectorSize)(tls, sub)
 }
 
 func walDeviceCharacteristics(tls *libc.TLS, pFile uintptr) int32 {
 	sub := walSub(pFile)
-	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&subMethods(sub).FxDeviceCharacteristics)))(tls, sub)
+	return cfunc[func(*libc.TLS, uintptr) int32](&subMethods(sub).FxDeviceCharacteristics)(tls, sub)
 }
