@@ -56,17 +56,10 @@ func Open(ctx context.Context, url string) (*sqlstore.DB, error) {
 
 // OpenTimeouts is Open with the given timeouts (zero fields: none).
 func OpenTimeouts(ctx context.Context, url string, t Timeouts) (*sqlstore.DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := poolConfig(url, t)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
-	// A payout is acknowledged only once its commit is durable (D4).
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
-	if cfg.ConnConfig.ConnectTimeout == 0 && t.Connect > 0 {
-		cfg.ConnConfig.ConnectTimeout = t.Connect
-	}
-	setDefault(cfg.ConnConfig.RuntimeParams, "statement_timeout", t.Statement)
-	setDefault(cfg.ConnConfig.RuntimeParams, "idle_in_transaction_session_timeout", t.IdleInTransaction)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -86,6 +79,31 @@ func OpenTimeouts(ctx context.Context, url string, t Timeouts) (*sqlstore.DB, er
 		return nil, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	return db, nil
+}
+
+// poolConfig is the pool's configuration for url: the URL's own settings
+// and, where it gives none, drip's session parameters.
+func poolConfig(url string, t Timeouts) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	params := cfg.ConnConfig.RuntimeParams
+	// A payout is acknowledged only once its commit is durable (D4).
+	params["synchronous_commit"] = "on"
+	if cfg.ConnConfig.ConnectTimeout == 0 && t.Connect > 0 {
+		cfg.ConnConfig.ConnectTimeout = t.Connect
+	}
+	// No JIT compilation (D65), unless the URL asks for it. PostgreSQL
+	// compiles a plan whose estimated cost passes jit_above_cost before it
+	// runs it, on every run; drip's prepared statements run generic plans,
+	// and the costs of those that read a faucet's payouts grow with them.
+	if _, set := params["jit"]; !set {
+		params["jit"] = "off"
+	}
+	setDefault(params, "statement_timeout", t.Statement)
+	setDefault(params, "idle_in_transaction_session_timeout", t.IdleInTransaction)
+	return cfg, nil
 }
 
 // setDefault sets a duration parameter in milliseconds unless it is set.
