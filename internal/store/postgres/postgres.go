@@ -29,7 +29,8 @@ var overrides string
 // Timeouts bound the waits on the database (D6), so that a database that
 // stops answering costs a request an answer within its deadline rather
 // than a hang. Settings the URL gives itself (connect_timeout,
-// statement_timeout, idle_in_transaction_session_timeout) are kept.
+// statement_timeout, idle_in_transaction_session_timeout, and jit, D65)
+// are kept.
 type Timeouts struct {
 	// Connect bounds dialing and authenticating one new connection.
 	Connect time.Duration
@@ -96,8 +97,8 @@ func poolConfig(url string, t Timeouts) (*pgxpool.Config, error) {
 	}
 	// No JIT compilation (D65), unless the URL asks for it. PostgreSQL
 	// compiles a plan whose estimated cost passes jit_above_cost before it
-	// runs it, on every run; drip's prepared statements run generic plans,
-	// and the costs of those that read a faucet's payouts grow with them.
+	// runs it, at every run, and the costs of drip's reads of a faucet's
+	// payouts grow with the faucet's payouts, not with the rows they return.
 	if _, set := params["jit"]; !set {
 		params["jit"] = "off"
 	}
