@@ -21,19 +21,20 @@ func TestSessionParameters(t *testing.T) {
 	if base == "" {
 		t.Skipf("%s is not set: skipping the PostgreSQL session test (D31)", testURLEnv)
 	}
-	withJIT, err := url.Parse(base)
+	own, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := withJIT.Query()
+	q := own.Query()
 	q.Set("jit", "on")
-	withJIT.RawQuery = q.Encode()
+	q.Set("statement_timeout", "2500")
+	own.RawQuery = q.Encode()
 
 	for _, c := range []struct {
-		name, url, jit string
+		name, url, jit, statement string
 	}{
-		{"default", base, "off"},
-		{"the URL's own", withJIT.String(), "on"},
+		{"default", base, "off", "1500ms"},
+		{"the URL's own", own.String(), "on", "2500ms"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := poolConfig(c.url, Timeouts{Statement: 1500 * time.Millisecond, IdleInTransaction: 2 * time.Second})
@@ -49,7 +50,7 @@ func TestSessionParameters(t *testing.T) {
 			for name, want := range map[string]string{
 				"jit":                                 c.jit,
 				"synchronous_commit":                  "on",
-				"statement_timeout":                   "1500ms",
+				"statement_timeout":                   c.statement,
 				"idle_in_transaction_session_timeout": "2s",
 			} {
 				var got string

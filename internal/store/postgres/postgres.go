@@ -99,20 +99,26 @@ func poolConfig(url string, t Timeouts) (*pgxpool.Config, error) {
 	// compiles a plan whose estimated cost passes jit_above_cost before it
 	// runs it, at every run, and the costs of drip's reads of a faucet's
 	// payouts grow with the faucet's payouts, not with the rows they return.
-	if _, set := params["jit"]; !set {
-		params["jit"] = "off"
+	setDefault(params, "jit", "off")
+	if t.Statement > 0 {
+		setDefault(params, "statement_timeout", millis(t.Statement))
 	}
-	setDefault(params, "statement_timeout", t.Statement)
-	setDefault(params, "idle_in_transaction_session_timeout", t.IdleInTransaction)
+	if t.IdleInTransaction > 0 {
+		setDefault(params, "idle_in_transaction_session_timeout", millis(t.IdleInTransaction))
+	}
 	return cfg, nil
 }
 
-// setDefault sets a duration parameter in milliseconds unless it is set.
-func setDefault(params map[string]string, name string, d time.Duration) {
-	if _, set := params[name]; !set && d > 0 {
-		params[name] = strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+// setDefault sets a session parameter unless the URL set it: the URL's
+// own settings win.
+func setDefault(params map[string]string, name, value string) {
+	if _, set := params[name]; !set {
+		params[name] = value
 	}
 }
+
+// millis is d as a parameter in milliseconds, at least one.
+func millis(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) }
 
 type driver struct{ pool *pgxpool.Pool }
 
