@@ -38,7 +38,10 @@ func BenchmarkPay(b *testing.B) {
 // default batching, for the shapes of drip bench's payout scenarios: one
 // hot faucet; payments spread over 100 faucets (each batch then writes
 // near a hundred faucets' rows and index pages, not one's); and the hot
-// faucet with a new v2 idempotency key a payment (D35).
+// faucet with a new v2 idempotency key a payment (D35); and the hot faucet
+// under a per-recipient send limit that no payment reaches, so that each
+// batch counts a window for each of its recipients (D41), as drip bench's
+// over-limit does.
 //
 //	go test ./internal/ledger -run '^$' -bench PayShape -benchtime 20000x
 func BenchmarkPayShape(b *testing.B) {
@@ -47,12 +50,18 @@ func BenchmarkPayShape(b *testing.B) {
 			name       string
 			faucets    int
 			idempotent bool
-		}{{"hot", 1, false}, {"spread", 100, false}, {"idempotent", 1, true}} {
+			limits     []drip.Limit
+		}{
+			{name: "hot", faucets: 1},
+			{name: "spread", faucets: 100},
+			{name: "idempotent", faucets: 1, idempotent: true},
+			{name: "limited", faucets: 1, limits: []drip.Limit{{Per: drip.PerRecipient, WindowSeconds: 7 * 86400, MaxCount: 1 << 40}}},
+		} {
 			b.Run(eng.Name+"/"+shape.name, func(b *testing.B) {
 				e := newEnv(b, eng.Open)
 				faucets := make([]*drip.Faucet, shape.faucets)
 				for i := range faucets {
-					faucets[i] = e.faucet(b, map[string]int64{"BTC": 1 << 50})
+					faucets[i] = e.faucet(b, map[string]int64{"BTC": 1 << 50}, shape.limits...)
 				}
 				recipients := benchRecipients(b, e)
 				payParallel(b, e, ledger.BatchConfig{}, func(n int64) *ledger.Payment {

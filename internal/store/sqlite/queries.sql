@@ -39,6 +39,25 @@ WHERE r.handle = $1 AND balances.account_id = r.c0 AND balances.coin = r.c1 AND 
 SELECT k.faucet_id, k.idem_key FROM drip_rows AS r CROSS JOIN idempotency_keys AS k
 WHERE r.handle = $1 AND k.faucet_id = r.c0 AND k.idem_key = r.c1;
 
+-- The send limits' windows of a batch, one per recipient or claimer IP it
+-- pays (sqlstore.windowCalls: c0 the window's index, c1 the faucet, c2
+-- its start, c3 its coin or '' for every coin, c4 the recipient or the
+-- IP), counted in one statement instead of one a window. CROSS JOIN keeps
+-- drip_rows the outer loop, each row a search of the index the one-window
+-- statement uses (TestSetStatementsSearchByKey); a window with no payout
+-- has no row.
+-- name: PayoutWindowsRecipientRows
+SELECT r.c0, COUNT(*), CAST(SUM(p.amount) AS BIGINT) FROM drip_rows AS r CROSS JOIN payouts AS p
+WHERE r.handle = $1 AND p.faucet_id = r.c1 AND p.recipient_id = r.c4 AND p.created_at >= r.c2
+  AND (r.c3 = '' OR p.coin = r.c3)
+GROUP BY r.c0;
+
+-- name: PayoutWindowsIPRows
+SELECT r.c0, COUNT(*), CAST(SUM(p.amount) AS BIGINT) FROM drip_rows AS r CROSS JOIN payouts AS p
+WHERE r.handle = $1 AND p.faucet_id = r.c1 AND p.ip_address = r.c4 AND p.ip_address <> '' AND p.created_at >= r.c2
+  AND (r.c3 = '' OR p.coin = r.c3)
+GROUP BY r.c0;
+
 -- With one writer, the next ids are those after the largest in use; rows
 -- of these tables are never deleted, so no id is ever reused.
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,30 +40,61 @@ func TestSetStatementsSearchByKey(t *testing.T) {
 		"BalancesDebitRows":    {{Name: "account_id", Ints: []int64{1, 2}}, {Name: "coin", Texts: []string{"BTC", "LTC"}}, {Name: "amount", Ints: []int64{1, 1}}},
 		"IdempotencyBoundRows": {{Name: "faucet_id", Ints: []int64{1, 2}}, {Name: "idem_key", Texts: []string{"a", "b"}}},
 	} {
-		query := statement(t, name)
-		args, release := bindRows(cols)
-		rows, err := conn.Query("EXPLAIN QUERY PLAN "+d.Rebind(query), args...)
-		if err != nil {
-			release()
-			t.Fatalf("%s: %v", name, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		release()
-		joined := strings.Join(plan, "; ")
+		plan := explain(t, conn, d.Rebind(statement(t, name)), cols)
 		if len(plan) != 2 || !strings.HasPrefix(plan[0], "SCAN r VIRTUAL TABLE") ||
 			!regexp.MustCompile(`^SEARCH \w+ USING (INTEGER PRIMARY KEY|(COVERING )?INDEX sqlite_autoindex_\w+) \(`).MatchString(plan[1]) {
-			t.Errorf("%s: plan %q; want drip_rows scanned, then a search by the table's key", name, joined)
+			t.Errorf("%s: plan %q; want drip_rows scanned, then a search by the table's key", name, strings.Join(plan, "; "))
 		}
 	}
+	// The send limits' windows: each of drip_rows' rows a search of the
+	// index its one-window statement uses, by faucet, recipient or IP and
+	// time, never a scan of a faucet's payouts.
+	window := func(key string) []sqlstore.Column {
+		cols := []sqlstore.Column{{Name: "i", Ints: []int64{0, 1}}, {Name: "faucet_id", Ints: []int64{1, 1}},
+			{Name: "since", Ints: []int64{0, 0}}, {Name: "coin", Texts: []string{"", "BTC"}}}
+		if key == "ip_address" {
+			return append(cols, sqlstore.Column{Name: key, Texts: []string{"10.0.0.1", "10.0.0.2"}})
+		}
+		return append(cols, sqlstore.Column{Name: key, Ints: []int64{1, 2}})
+	}
+	for name, want := range map[string]struct {
+		cols  []sqlstore.Column
+		index string
+	}{
+		"PayoutWindowsRecipientRows": {window("recipient_id"), "SEARCH p USING INDEX payouts_faucet_recipient (faucet_id=? AND recipient_id=? AND created_at>?)"},
+		"PayoutWindowsIPRows":        {window("ip_address"), "SEARCH p USING INDEX payouts_faucet_ip (faucet_id=? AND ip_address=? AND created_at>?)"},
+	} {
+		plan := explain(t, conn, d.Rebind(statement(t, name)), want.cols)
+		if len(plan) < 2 || !strings.HasPrefix(plan[0], "SCAN r VIRTUAL TABLE") || plan[1] != want.index ||
+			slices.ContainsFunc(plan[2:], func(s string) bool { return !strings.HasPrefix(s, "USE TEMP B-TREE FOR GROUP BY") }) {
+			t.Errorf("%s: plan %q; want drip_rows scanned, then %q", name, strings.Join(plan, "; "), want.index)
+		}
+	}
+}
+
+// explain is the plan SQLite makes for query over the rows cols.
+func explain(t *testing.T, conn *sql.DB, query string, cols []sqlstore.Column) []string {
+	t.Helper()
+	args, release := bindRows(cols)
+	defer release()
+	rows, err := conn.Query("EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, query)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // statement is the SQL of a named statement in queries.sql.

@@ -39,9 +39,7 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 		b.Balances[k] = amount
 		return err
 	}})...)
-	for i := range p.Windows {
-		calls = append(calls, q.windowCall(&p.Windows[i], &b.Windows[i]))
-	}
+	calls = append(calls, q.windowCalls(p.Windows, b.Windows)...)
 	if n := len(p.Idempotency); n > 0 {
 		b.Bound = make(map[store.IdempotencyKey]bool, n)
 		keyFaucets, keyNames := make([]int64, n), make([]string, n)

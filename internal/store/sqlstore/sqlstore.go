@@ -523,6 +523,71 @@ func (q *querier) windowCall(p *store.PayoutWindowParams, c *store.PayoutCount) 
 	return call{s: s, args: args, scan: func(r Rows) error { return r.Scan(&c.Count, &c.Sum) }}
 }
 
+// windowCalls counts the payouts of each window ws[i] into counts[i]. A
+// batch reads one per-recipient window for each recipient it pays, and
+// one per-IP window for each claimer IP: where the engine defines their
+// set forms (SQLite), each kind is one statement over the batch's
+// windows, not one statement a window (over-limit's batches of 64 ran 64).
+// The faucet-wide windows, one a faucet, go one statement each.
+func (q *querier) windowCalls(ws []store.PayoutWindowParams, counts []store.PayoutCount) []call {
+	var calls []call
+	recipients := &windowSet{s: q.q.PayoutWindowsRecipientRows}
+	ips := &windowSet{s: q.q.PayoutWindowsIPRows}
+	for i := range ws {
+		w := &ws[i]
+		switch {
+		case w.RecipientID != 0 && recipients.s.sql != "":
+			recipients.add(i, w, ints("recipient_id", []int64{w.RecipientID}))
+		case w.RecipientID == 0 && w.IPAddress != "" && ips.s.sql != "":
+			ips.add(i, w, texts("ip_address", []string{w.IPAddress}))
+		default:
+			calls = append(calls, q.windowCall(w, &counts[i]))
+		}
+	}
+	for _, set := range []*windowSet{recipients, ips} {
+		if len(set.at) > 0 {
+			calls = append(calls, set.call(counts))
+		}
+	}
+	return calls
+}
+
+// windowSet gathers the windows of one kind for their set form's rows:
+// c0 the window's index, c1 the faucet, c2 the window's start, c3 the
+// coin ("" for every coin), c4 the recipient or the claimer IP.
+type windowSet struct {
+	s                  stmt
+	at, faucets, since []int64
+	coins              []string
+	key                Column
+}
+
+func (w *windowSet) add(i int, p *store.PayoutWindowParams, key Column) {
+	w.at, w.faucets, w.since = append(w.at, int64(i)), append(w.faucets, p.FaucetID), append(w.since, micros(p.Since))
+	w.coins = append(w.coins, p.Coin)
+	w.key.Name = key.Name
+	w.key.Ints, w.key.Texts = append(w.key.Ints, key.Ints...), append(w.key.Texts, key.Texts...)
+}
+
+// call reads the windows' counts; a window with no payout has no row and
+// keeps its zero count.
+func (w *windowSet) call(counts []store.PayoutCount) call {
+	c := rowsCall(w.s, []Column{ints("i", w.at), ints("faucet_id", w.faucets), ints("since", w.since), texts("coin", w.coins), w.key})
+	c.scan = func(r Rows) error {
+		var i int64
+		var n store.PayoutCount
+		if err := r.Scan(&i, &n.Count, &n.Sum); err != nil {
+			return err
+		}
+		if i < 0 || i >= int64(len(counts)) {
+			return fmt.Errorf("%s: window %d of %d", w.s.name, i, len(counts))
+		}
+		counts[i] = n
+		return nil
+	}
+	return c
+}
+
 func (q *querier) EventInsert(ctx context.Context, e *drip.Event) error {
 	_, err := q.exec(ctx, q.q.EventInsert, e.ID, e.FaucetID, e.Type, string(e.Data), micros(e.CreatedAt))
 	return err
