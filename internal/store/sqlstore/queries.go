@@ -36,6 +36,7 @@ type queries struct {
 	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                            stmt
 	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists        stmt
 	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                       stmt
+	PayoutWindowsRecipientRows, PayoutWindowsIPRows                                 stmt // windowCalls
 	BalanceLock, PayoutIDsNext                                                      stmt
 	TransfersInsertRows, PayoutsInsertRows, BalancesCreditRows, EventsInsertRows    stmt
 	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                 stmt
@@ -73,12 +74,10 @@ type queries struct {
 	MigrationLock, MigrationInit, MigrationApplied, MigrationRecord                 stmt
 	CacheGeneration                                                                 stmt // D63
 
-	// The set forms of a payout batch's per-row statements (rowCalls) and
-	// of its send-limit windows (windowCalls), which an engine defines only
-	// where one statement over the batch's rows is as safe as one statement
-	// a row.
+	// The set forms of a payout batch's per-row statements (rowCalls), which
+	// an engine defines only where one statement over the batch's rows is
+	// as safe as one statement a row.
 	FaucetsLockRows, BalancesLockRows, BalancesDebitRows, IdempotencyBoundRows stmt `sql:"optional"`
-	PayoutWindowsRecipientRows, PayoutWindowsIPRows                            stmt `sql:"optional"`
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits stmt

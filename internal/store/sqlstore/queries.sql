@@ -217,6 +217,29 @@ WHERE faucet_id = $1 AND recipient_id = $4 AND created_at >= $2 AND ($3 = '' OR 
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
 WHERE faucet_id = $1 AND ip_address = $4 AND ip_address <> '' AND created_at >= $2 AND ($3 = '' OR coin = $3);
 
+-- The send-limit windows of a batch, one per recipient or claimer IP it
+-- pays (sqlstore.windowCalls), in one statement instead of one a window:
+-- each window's count is the one-window statement's, run for each of the
+-- arrays' rows (the window's index, its faucet, start, coin or '' for
+-- every coin, and the recipient or the IP).
+-- name: PayoutWindowsRecipientRows
+SELECT w.i, c.n, c.total
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) AS w(i, faucet_id, since, coin, recipient_id)
+CROSS JOIN LATERAL (
+  SELECT COUNT(*) AS n, CAST(COALESCE(SUM(p.amount), 0) AS BIGINT) AS total FROM payouts p
+  WHERE p.faucet_id = w.faucet_id AND p.recipient_id = w.recipient_id AND p.created_at >= w.since
+    AND (w.coin = '' OR p.coin = w.coin)
+) AS c;
+
+-- name: PayoutWindowsIPRows
+SELECT w.i, c.n, c.total
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS w(i, faucet_id, since, coin, ip_address)
+CROSS JOIN LATERAL (
+  SELECT COUNT(*) AS n, CAST(COALESCE(SUM(p.amount), 0) AS BIGINT) AS total FROM payouts p
+  WHERE p.faucet_id = w.faucet_id AND p.ip_address = w.ip_address AND p.ip_address <> '' AND p.created_at >= w.since
+    AND (w.coin = '' OR p.coin = w.coin)
+) AS c;
+
 -- name: PayoutBulkLoadBefore
 -- PayoutBulkLoad (drip bench's growth run) credits the faucet first, which
 -- holds its balance row until commit: no other payout of the faucet can add

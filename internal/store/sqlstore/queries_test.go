@@ -58,11 +58,10 @@ func TestStatementBody(t *testing.T) {
 }
 
 // TestSetFormsOnlyOnSQLite: SQLite's queries.sql defines every set form
-// of the batch's per-row statements and of its send-limit windows (a name
-// misspelt on either side would leave its batches one statement a row,
-// silently), and PostgreSQL's defines none: there each row is locked by
-// its own statement, in order (D5), and its statements go in one round
-// trip.
+// of the batch's per-row statements (a name misspelt on either side would
+// leave its batches one statement a row, silently), and PostgreSQL's
+// defines none: there each row is locked by its own statement, in order
+// (D5).
 func TestSetFormsOnlyOnSQLite(t *testing.T) {
 	for file, want := range map[string]bool{"../sqlite/queries.sql": true, "../postgres/queries.sql": false} {
 		v := engineQueries(t, file)
@@ -76,8 +75,8 @@ func TestSetFormsOnlyOnSQLite(t *testing.T) {
 				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
 			}
 		}
-		if optional != 6 {
-			t.Errorf("%d optional statements, want the 6 set forms", optional)
+		if optional != 4 {
+			t.Errorf("%d optional statements, want the 4 set forms", optional)
 		}
 	}
 }

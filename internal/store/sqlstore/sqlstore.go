@@ -524,11 +524,10 @@ func (q *querier) windowCall(p *store.PayoutWindowParams, c *store.PayoutCount) 
 }
 
 // windowCalls counts the payouts of each window ws[i] into counts[i]. A
-// batch reads one per-recipient window for each recipient it pays, and
-// one per-IP window for each claimer IP: where the engine defines their
-// set forms (SQLite), each kind is one statement over the batch's
-// windows, not one statement a window (over-limit's batches of 64 ran 64).
-// The faucet-wide windows, one a faucet, go one statement each.
+// batch reads one per-recipient window for each recipient it pays and one
+// per-IP window for each claimer IP: each kind is one statement over the
+// batch's windows, not one statement a window (over-limit's batches of 64
+// ran 64). The faucet-wide ones, one a faucet, go one statement each.
 func (q *querier) windowCalls(ws []store.PayoutWindowParams, counts []store.PayoutCount) []call {
 	var calls []call
 	recipients := &windowSet{s: q.q.PayoutWindowsRecipientRows}
@@ -536,9 +535,9 @@ func (q *querier) windowCalls(ws []store.PayoutWindowParams, counts []store.Payo
 	for i := range ws {
 		w := &ws[i]
 		switch {
-		case w.RecipientID != 0 && recipients.s.sql != "":
+		case w.RecipientID != 0:
 			recipients.add(i, w, ints("recipient_id", []int64{w.RecipientID}))
-		case w.RecipientID == 0 && w.IPAddress != "" && ips.s.sql != "":
+		case w.IPAddress != "":
 			ips.add(i, w, texts("ip_address", []string{w.IPAddress}))
 		default:
 			calls = append(calls, q.windowCall(w, &counts[i]))
@@ -569,8 +568,8 @@ func (w *windowSet) add(i int, p *store.PayoutWindowParams, key Column) {
 	w.key.Ints, w.key.Texts = append(w.key.Ints, key.Ints...), append(w.key.Texts, key.Texts...)
 }
 
-// call reads the windows' counts; a window with no payout has no row and
-// keeps its zero count.
+// call reads the windows' counts; a window with no payout may have no row
+// (SQLite's form), and keeps its zero count.
 func (w *windowSet) call(counts []store.PayoutCount) call {
 	c := rowsCall(w.s, []Column{ints("i", w.at), ints("faucet_id", w.faucets), ints("since", w.since), texts("coin", w.coins), w.key})
 	c.scan = func(r Rows) error {
