@@ -196,3 +196,53 @@ func connect(t *testing.T) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(ctx) })
 	return conn
 }
+
+// TestWindowsSearchTheirIndex: the send-limit windows of a batch
+// (PayoutWindowsRecipientRows, PayoutWindowsIPRows) search the index of
+// their recipient or IP, payouts_faucet_recipient or payouts_faucet_ip,
+// under the generic plan PostgreSQL keeps for a prepared statement, on a
+// table not yet analyzed: where the planner saw payouts_faucet_time as
+// just as good, every window read all its faucet's payouts since its
+// start (see queries.sql).
+func TestWindowsSearchTheirIndex(t *testing.T) {
+	requirePostgres(t)
+	_, u := storetest.OpenPostgresURL(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	src, err := os.ReadFile("../sqlstore/queries.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct{ key, index string }{
+		"PayoutWindowsRecipientRows": {"'{2}'", "payouts_faucet_recipient"},
+		"PayoutWindowsIPRows":        {"'{198.51.100.1}'", "payouts_faucet_ip"},
+	} {
+		_, rest, ok := strings.Cut(string(src), "-- name: "+name+"\n")
+		if !ok {
+			t.Fatalf("queries.sql has no statement %s", name)
+		}
+		query, _, _ := strings.Cut(rest, ";")
+		if _, err := conn.Exec(ctx, "PREPARE "+name+" AS "+query); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE "+name+"('{0}', '{1}', '{0}', '{BTC}', "+c.key+")")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		joined := strings.Join(plan, "\n")
+		if strings.Count(joined, " on payouts ") != 1 || !strings.Contains(joined, "Index Scan using "+c.index+" on payouts") {
+			t.Errorf("%s: plan\n%s\nwant one index scan of payouts, using %s", name, joined, c.index)
+		}
+	}
+}

@@ -43,9 +43,9 @@ WHERE r.handle = $1 AND k.faucet_id = r.c0 AND k.idem_key = r.c1;
 -- pays (sqlstore.windowCalls: c0 the window's index, c1 the faucet, c2
 -- its start, c3 its coin or '' for every coin, c4 the recipient or the
 -- IP), counted in one statement instead of one a window. CROSS JOIN keeps
--- drip_rows the outer loop, each row a search of the index the one-window
--- statement uses (TestSetStatementsSearchByKey); a window with no payout
--- has no row.
+-- drip_rows the outer loop, each row a search of payouts_faucet_recipient
+-- or payouts_faucet_ip by faucet, recipient or IP, and time
+-- (TestSetStatementsSearchByKey); a window with no payout has no row.
 -- name: PayoutWindowsRecipientRows
 SELECT r.c0, COUNT(*), CAST(SUM(p.amount) AS BIGINT) FROM drip_rows AS r CROSS JOIN payouts AS p
 WHERE r.handle = $1 AND p.faucet_id = r.c1 AND p.recipient_id = r.c4 AND p.created_at >= r.c2

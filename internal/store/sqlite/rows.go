@@ -24,8 +24,8 @@ import (
 // a third of each batch statement's work and a fifth of the store's for a
 // payout (issue 16). A value read from a slice costs a call.
 
-// rowsModule is the name of the module and of each writer connection's
-// table (temp.drip_rows, made by rowsConnector).
+// rowsModule is the name of the module and of each connection's table
+// (temp.drip_rows, made by rowsConnector).
 const rowsModule = "drip_rows"
 
 // rowsColumns is how many value columns drip_rows has: the widest batch
@@ -150,10 +150,15 @@ func (c *rowsCursor) Column(i int) (vtab.Value, error) {
 func (c *rowsCursor) Rowid() (int64, error) { return int64(c.row), nil }
 func (c *rowsCursor) Close() error          { return nil }
 
-// rowsConnector opens the writer's connections, each with its own
-// temp.drip_rows (a virtual table of the temp schema lives as long as its
-// connection, and nothing of it is written to the file).
-type rowsConnector struct{ sqldriver.Connector }
+// rowsConnector opens connections each with its own temp.drip_rows (a
+// virtual table of the temp schema lives as long as its connection, and
+// nothing of it is written to the file), then runs then: a reader's
+// query_only, which must come after, as it refuses even the temp
+// schema's CREATE.
+type rowsConnector struct {
+	sqldriver.Connector
+	then []string
+}
 
 func (c rowsConnector) Connect(ctx context.Context) (sqldriver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
@@ -168,6 +173,12 @@ func (c rowsConnector) Connect(ctx context.Context) (sqldriver.Conn, error) {
 	if _, err := ex.ExecContext(ctx, "CREATE VIRTUAL TABLE temp."+rowsModule+" USING "+rowsModule, nil); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("sqlite: create temp.%s: %w", rowsModule, err)
+	}
+	for _, q := range c.then {
+		if _, err := ex.ExecContext(ctx, q, nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("sqlite: %s: %w", q, err)
+		}
 	}
 	return conn, nil
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"math"
 	"path/filepath"
@@ -21,7 +22,7 @@ func openRows(t *testing.T) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := sql.OpenDB(rowsConnector{base})
+	db := sql.OpenDB(rowsConnector{Connector: base})
 	t.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
 	return db
@@ -102,5 +103,32 @@ func TestDripRowsOnEveryConnection(t *testing.T) {
 		if err := tx[i].QueryRow(`SELECT SUM(c0) FROM drip_rows WHERE handle = ?1`, args...).Scan(&sum); err != nil || sum != 15 {
 			t.Errorf("connection %d: sum %d, %v; want 15", i, sum, err)
 		}
+	}
+}
+
+// TestReadersReadRowsAndWriteNothing: a reader has its temp.drip_rows (the
+// set forms of PayoutWindow read it) and is still query_only, though it
+// made the table before turning so.
+func TestReadersReadRowsAndWriteNothing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "readers.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	readers, err := openReaders(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readers.Close()
+	args, release := bindRows([]sqlstore.Column{{Name: "n", Ints: []int64{4, 5}}})
+	defer release()
+	var sum int64
+	if err := readers.QueryRow("SELECT SUM(c0) FROM drip_rows WHERE handle = ?", args...).Scan(&sum); err != nil || sum != 9 {
+		t.Fatalf("a reader's drip_rows: sum %d, %v; want 9", sum, err)
+	}
+	if _, err := readers.Exec("INSERT INTO coins (symbol, name, position) VALUES ('ZZZ', 'Z', 99)"); err == nil || !strings.Contains(err.Error(), "readonly") {
+		t.Errorf("a reader's INSERT: err = %v, want a readonly database's refusal", err)
 	}
 }

@@ -30,7 +30,7 @@ func TestSetStatementsSearchByKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := sql.OpenDB(rowsConnector{base})
+	conn := sql.OpenDB(rowsConnector{Connector: base})
 	defer conn.Close()
 
 	d := &driver{}

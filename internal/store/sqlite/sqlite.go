@@ -41,12 +41,11 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	writer := sql.OpenDB(rowsConnector{base}) // each connection with its temp.drip_rows (rows.go)
-	writer.SetMaxOpenConns(1)                 // SQLite has one writer; queue here rather than on the file lock.
+	writer := sql.OpenDB(rowsConnector{Connector: base}) // each connection with its temp.drip_rows (rows.go)
+	writer.SetMaxOpenConns(1)                            // SQLite has one writer; queue here rather than on the file lock.
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
-	readPragmas := url.Values{"_pragma": {"busy_timeout(10000)", "foreign_keys(1)", "query_only(1)"}}
-	reader, err := sql.Open("sqlite", "file:"+path+"?"+readPragmas.Encode())
+	reader, err := openReaders(path)
 	if err != nil {
 		writer.Close()
 		return nil, err
@@ -90,6 +89,18 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 // past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
 // vfs: the log written in a few calls a commit (wal.go), which needs
 // synchronous=FULL.
+// openReaders opens the readers' pool. Each reader has a temp.drip_rows
+// too, for the set forms a read shares with the batch (PayoutWindow), and
+// turns query_only once it is made.
+func openReaders(path string) (*sql.DB, error) {
+	pragmas := url.Values{"_pragma": {"busy_timeout(10000)", "foreign_keys(1)"}}
+	base, err := sqlite.NewConnector("file:" + path + "?" + pragmas.Encode())
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(rowsConnector{Connector: base, then: []string{"PRAGMA query_only(1)"}}), nil
+}
+
 func writerDSN(path string) string {
 	pragmas := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",

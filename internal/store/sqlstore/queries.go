@@ -35,8 +35,7 @@ type queries struct {
 	FaucetLock                                                                      stmt
 	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                            stmt
 	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists        stmt
-	PayoutWindowFaucet, PayoutWindowRecipient, PayoutWindowIP                       stmt
-	PayoutWindowsRecipientRows, PayoutWindowsIPRows                                 stmt // windowCalls
+	PayoutWindowFaucet, PayoutWindowsRecipientRows, PayoutWindowsIPRows             stmt // windowCalls
 	BalanceLock, PayoutIDsNext                                                      stmt
 	TransfersInsertRows, PayoutsInsertRows, BalancesCreditRows, EventsInsertRows    stmt
 	KeyCreate, KeyGetByID, KeyGetByHash, KeyListByFaucet, KeyRevoke                 stmt

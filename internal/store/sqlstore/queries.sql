@@ -209,26 +209,25 @@ SELECT COUNT(*) FROM payouts WHERE id = $1;
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
 WHERE faucet_id = $1 AND created_at >= $2 AND ($3 = '' OR coin = $3);
 
--- name: PayoutWindowRecipient
-SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
-WHERE faucet_id = $1 AND recipient_id = $4 AND created_at >= $2 AND ($3 = '' OR coin = $3);
-
--- name: PayoutWindowIP
-SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
-WHERE faucet_id = $1 AND ip_address = $4 AND ip_address <> '' AND created_at >= $2 AND ($3 = '' OR coin = $3);
-
--- The send-limit windows of a batch, one per recipient or claimer IP it
--- pays (sqlstore.windowCalls), in one statement instead of one a window:
--- each window's count is the one-window statement's, run for each of the
--- arrays' rows (the window's index, its faucet, start, coin or '' for
--- every coin, and the recipient or the IP).
+-- The per-recipient and per-IP windows of a batch, one for each recipient
+-- or claimer IP it pays (sqlstore.windowCalls), in one statement of each
+-- kind instead of one a window: the arrays' rows are the window's index,
+-- its faucet, start, coin ('' for every coin) and recipient or IP, and
+-- each gets its count from an index scan of its own (LATERAL).
+-- The window's start is given as a row comparison with the recipient (or
+-- the IP) ahead of the time, a form only payouts_faucet_recipient (or
+-- payouts_faucet_ip) can search. Written "created_at >= since", the
+-- planner saw payouts_faucet_time (faucet_id, created_at) as just as good
+-- on a table not yet analyzed, and kept that generic plan: every window
+-- then read all the faucet's payouts since its start, and the ledger's
+-- limited benchmark paid 870 payouts/s against 7,000 unlimited.
 -- name: PayoutWindowsRecipientRows
 SELECT w.i, c.n, c.total
 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) AS w(i, faucet_id, since, coin, recipient_id)
 CROSS JOIN LATERAL (
   SELECT COUNT(*) AS n, CAST(COALESCE(SUM(p.amount), 0) AS BIGINT) AS total FROM payouts p
-  WHERE p.faucet_id = w.faucet_id AND p.recipient_id = w.recipient_id AND p.created_at >= w.since
-    AND (w.coin = '' OR p.coin = w.coin)
+  WHERE p.faucet_id = w.faucet_id AND p.recipient_id = w.recipient_id
+    AND (p.recipient_id, p.created_at) >= (w.recipient_id, w.since) AND (w.coin = '' OR p.coin = w.coin)
 ) AS c;
 
 -- name: PayoutWindowsIPRows
@@ -236,8 +235,8 @@ SELECT w.i, c.n, c.total
 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS w(i, faucet_id, since, coin, ip_address)
 CROSS JOIN LATERAL (
   SELECT COUNT(*) AS n, CAST(COALESCE(SUM(p.amount), 0) AS BIGINT) AS total FROM payouts p
-  WHERE p.faucet_id = w.faucet_id AND p.ip_address = w.ip_address AND p.ip_address <> '' AND p.created_at >= w.since
-    AND (w.coin = '' OR p.coin = w.coin)
+  WHERE p.faucet_id = w.faucet_id AND p.ip_address = w.ip_address AND p.ip_address <> ''
+    AND (p.ip_address, p.created_at) >= (w.ip_address, w.since) AND (w.coin = '' OR p.coin = w.coin)
 ) AS c;
 
 -- name: PayoutBulkLoadBefore

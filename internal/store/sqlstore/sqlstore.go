@@ -505,22 +505,9 @@ func (q *querier) PayoutExists(ctx context.Context, id int64) (bool, error) {
 }
 
 func (q *querier) PayoutWindow(ctx context.Context, p *store.PayoutWindowParams) (count, sum int64, err error) {
-	var c store.PayoutCount
-	err = q.execAll(ctx, []call{q.windowCall(p, &c)})
-	return c.Count, c.Sum, err
-}
-
-// windowCall counts the payouts a send limit's window holds into c.
-func (q *querier) windowCall(p *store.PayoutWindowParams, c *store.PayoutCount) call {
-	args := []any{p.FaucetID, micros(p.Since), p.Coin}
-	s := q.q.PayoutWindowFaucet
-	switch {
-	case p.RecipientID != 0:
-		s, args = q.q.PayoutWindowRecipient, append(args, p.RecipientID)
-	case p.IPAddress != "":
-		s, args = q.q.PayoutWindowIP, append(args, p.IPAddress)
-	}
-	return call{s: s, args: args, scan: func(r Rows) error { return r.Scan(&c.Count, &c.Sum) }}
+	c := make([]store.PayoutCount, 1)
+	err = q.execAll(ctx, q.windowCalls([]store.PayoutWindowParams{*p}, c))
+	return c[0].Count, c[0].Sum, err
 }
 
 // windowCalls counts the payouts of each window ws[i] into counts[i]. A
@@ -540,7 +527,9 @@ func (q *querier) windowCalls(ws []store.PayoutWindowParams, counts []store.Payo
 		case w.IPAddress != "":
 			ips.add(i, w, texts("ip_address", []string{w.IPAddress}))
 		default:
-			calls = append(calls, q.windowCall(w, &counts[i]))
+			c := &counts[i]
+			calls = append(calls, call{s: q.q.PayoutWindowFaucet, args: []any{w.FaucetID, micros(w.Since), w.Coin},
+				scan: func(r Rows) error { return r.Scan(&c.Count, &c.Sum) }})
 		}
 	}
 	for _, set := range []*windowSet{recipients, ips} {
