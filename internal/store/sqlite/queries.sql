@@ -16,7 +16,7 @@ WHERE faucet_id = $1 AND idem_key IN (SELECT value FROM json_each($2));
 SELECT account_id, coin, amount FROM balances WHERE account_id = $1 AND coin = $2;
 
 -- The per-row statements of a payout batch (FaucetLock, BalanceLock,
--- BalanceDebit, IdempotencyBound), each run once over the batch's rows in
+-- BalanceDebit, the bound idempotency keys), each run once over the batch's rows in
 -- drip_rows (below) instead of once a row: a batch spread over many
 -- faucets ran ~50 statements of each. With one writer there is no lock
 -- order to keep, and the plan cannot drift: CROSS JOIN keeps drip_rows

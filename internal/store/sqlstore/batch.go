@@ -46,12 +46,14 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 		for i, k := range p.Idempotency {
 			keyFaucets[i], keyNames[i] = k.FaucetID, k.Key
 		}
-		calls = append(calls, q.rowCalls(q.q.IdempotencyBound, q.q.IdempotencyBoundRows, []Column{ints("faucet_id", keyFaucets), texts("idem_key", keyNames)}, call{scan: func(r Rows) error {
+		c := rowsCall(q.q.IdempotencyBoundRows, []Column{ints("faucet_id", keyFaucets), texts("idem_key", keyNames)})
+		c.scan = func(r Rows) error {
 			var k store.IdempotencyKey
 			err := r.Scan(&k.FaucetID, &k.Key)
 			b.Bound[k] = true
 			return err
-		}})...)
+		}
+		calls = append(calls, c)
 	}
 	if n > 0 {
 		b.TransferIDs, b.PayoutIDs = make([]int64, 0, n), make([]int64, 0, n)

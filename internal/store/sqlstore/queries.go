@@ -44,7 +44,7 @@ type queries struct {
 	RefusalInsert, RefusalCountOthers                                               stmt
 	ReconcileCoinSums, ReconcileAccounts, ReconcilePayouts                          stmt
 	FaucetListListed                                                                stmt
-	IdempotencyGet, IdempotencyInsert, IdempotencyInsertRows, IdempotencyBound      stmt
+	IdempotencyGet, IdempotencyInsert, IdempotencyInsertRows, IdempotencyBoundRows  stmt
 	IdempotencyGetMany                                                              stmt
 	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
 	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt
@@ -76,7 +76,7 @@ type queries struct {
 	// The set forms of a payout batch's per-row statements (rowCalls), which
 	// an engine defines only where one statement over the batch's rows is
 	// as safe as one statement a row.
-	FaucetsLockRows, BalancesLockRows, BalancesDebitRows, IdempotencyBoundRows stmt `sql:"optional"`
+	FaucetsLockRows, BalancesLockRows, BalancesDebitRows stmt `sql:"optional"`
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits stmt

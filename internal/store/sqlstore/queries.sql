@@ -139,9 +139,10 @@ RETURNING amount;
 -- the batch's JSON rows chose a full scan of balances once the table had
 -- outgrown its statistics), locked in the batch's order (D5). A batch's
 -- statements go in one pipeline. For the same two reasons this file
--- defines none of the set forms of the batch's per-row statements
--- (FaucetsLockRows, BalancesLockRows, BalancesDebitRows,
--- IdempotencyBoundRows): see SQLite's queries.sql.
+-- defines none of the set forms of the batch's per-row locks
+-- (FaucetsLockRows, BalancesLockRows, BalancesDebitRows): see SQLite's
+-- queries.sql. Its reads that lock nothing are set forms whose rows each
+-- search their own index (LATERAL): IdempotencyBoundRows and the windows.
 -- name: BalanceLock
 SELECT account_id, coin, amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
 
@@ -345,9 +346,16 @@ WHERE faucet_id = $1 AND idem_key = ANY (ARRAY(SELECT jsonb_array_elements_text(
 -- name: IdempotencyInsert
 INSERT INTO idempotency_keys ({{IdempotencyColumns}}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
 
--- name: IdempotencyBound
--- A row if a payout has bound the faucet's key (PayoutsOpen).
-SELECT faucet_id, idem_key FROM idempotency_keys WHERE faucet_id = $1 AND idem_key = $2;
+-- name: IdempotencyBoundRows
+-- A row for each of the batch's keys that a payout of its faucet has bound
+-- already (PayoutsOpen), each looked up by the primary key. OFFSET 0 keeps
+-- the subquery a search per key rather than a join the planner may turn
+-- into a scan of the table (TestSetFormsSearchTheirIndex in the postgres package).
+SELECT k.faucet_id, k.idem_key
+FROM unnest($1::bigint[], $2::text[]) AS r(faucet_id, idem_key)
+CROSS JOIN LATERAL (
+  SELECT faucet_id, idem_key FROM idempotency_keys WHERE faucet_id = r.faucet_id AND idem_key = r.idem_key OFFSET 0
+) AS k;
 
 -- name: IdempotencyInsertRows
 INSERT INTO idempotency_keys ({{IdempotencyColumns}})

@@ -58,7 +58,7 @@ func TestStatementBody(t *testing.T) {
 }
 
 // TestSetFormsOnlyOnSQLite: SQLite's queries.sql defines every set form
-// of the batch's per-row statements (a name misspelt on either side would
+// of the batch's per-row locks (a name misspelt on either side would
 // leave its batches one statement a row, silently), and PostgreSQL's
 // defines none: there each row is locked by its own statement, in order
 // (D5).
@@ -75,8 +75,8 @@ func TestSetFormsOnlyOnSQLite(t *testing.T) {
 				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
 			}
 		}
-		if optional != 4 {
-			t.Errorf("%d optional statements, want the 4 set forms", optional)
+		if optional != 3 {
+			t.Errorf("%d optional statements, want the 3 set forms", optional)
 		}
 	}
 }

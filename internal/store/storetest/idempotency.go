@@ -239,4 +239,21 @@ func testIdempotencyWrittenWithPayoutBatch(t *testing.T, st store.Store) {
 	if report := reconcile(t, st); report != "" {
 		t.Errorf("after the refused batches: %s; want clean", report)
 	}
+
+	// PayoutsOpen tells the batch which of its keys a payout has bound
+	// already: k1 and k2 of this faucet, not k3 (never bound), nor k1 of
+	// another faucet.
+	g := newFaucet(t, st, owner, "key2")
+	keys := []store.IdempotencyKey{{FaucetID: f.ID, Key: "k3"}, {FaucetID: f.ID, Key: "k1"}, {FaucetID: g.ID, Key: "k1"}, {FaucetID: f.ID, Key: "k2"}}
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		books, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Idempotency: keys})
+		if err != nil {
+			return err
+		}
+		want := map[store.IdempotencyKey]bool{{FaucetID: f.ID, Key: "k1"}: true, {FaucetID: f.ID, Key: "k2"}: true}
+		if diff := cmp.Diff(want, books.Bound); diff != "" {
+			t.Errorf("PayoutsOpen's bound keys (-want +got):\n%s", diff)
+		}
+		return nil
+	})
 }
