@@ -523,9 +523,9 @@ func (q *querier) windowCalls(ws []store.PayoutWindowParams, counts []store.Payo
 		w := &ws[i]
 		switch {
 		case w.RecipientID != 0:
-			recipients.add(i, w, ints("recipient_id", []int64{w.RecipientID}))
+			recipients.add(i, w)
 		case w.IPAddress != "":
-			ips.add(i, w, texts("ip_address", []string{w.IPAddress}))
+			ips.add(i, w)
 		default:
 			c := &counts[i]
 			calls = append(calls, call{s: q.q.PayoutWindowFaucet, args: []any{w.FaucetID, micros(w.Since), w.Coin},
@@ -547,20 +547,28 @@ type windowSet struct {
 	s                  stmt
 	at, faucets, since []int64
 	coins              []string
-	key                Column
+	recipients         []int64  // c4 of the per-recipient windows
+	ips                []string // c4 of the per-IP windows
 }
 
-func (w *windowSet) add(i int, p *store.PayoutWindowParams, key Column) {
+func (w *windowSet) add(i int, p *store.PayoutWindowParams) {
 	w.at, w.faucets, w.since = append(w.at, int64(i)), append(w.faucets, p.FaucetID), append(w.since, micros(p.Since))
 	w.coins = append(w.coins, p.Coin)
-	w.key.Name = key.Name
-	w.key.Ints, w.key.Texts = append(w.key.Ints, key.Ints...), append(w.key.Texts, key.Texts...)
+	if p.RecipientID != 0 {
+		w.recipients = append(w.recipients, p.RecipientID)
+	} else {
+		w.ips = append(w.ips, p.IPAddress)
+	}
 }
 
 // call reads the windows' counts; a window with no payout may have no row
 // (SQLite's form), and keeps its zero count.
 func (w *windowSet) call(counts []store.PayoutCount) call {
-	c := rowsCall(w.s, []Column{ints("i", w.at), ints("faucet_id", w.faucets), ints("since", w.since), texts("coin", w.coins), w.key})
+	key := ints("recipient_id", w.recipients)
+	if w.ips != nil {
+		key = texts("ip_address", w.ips)
+	}
+	c := rowsCall(w.s, []Column{ints("i", w.at), ints("faucet_id", w.faucets), ints("since", w.since), texts("coin", w.coins), key})
 	c.scan = func(r Rows) error {
 		var i int64
 		var n store.PayoutCount
