@@ -77,18 +77,6 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	return db, nil
 }
 
-// writerDSN is the DSN of the writer's connection to the database at path.
-//
-// synchronous=FULL: a commit is on disk before it is acknowledged.
-// temp_store=MEMORY keeps each batch statement's statement journal (the
-// pages it changed, kept to undo the statement alone) in memory: past
-// 64 KiB SQLite spills it to a temporary file, which a batch of payouts
-// exceeds, and then opens, writes and deletes a file per statement. The
-// journal is the statement's undo, never needed after a crash.
-// wal_autocheckpoint: the checkpointer copies the log, the writer only
-// past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
-// vfs: the log written in a few calls a commit (wal.go), which needs
-// synchronous=FULL.
 // openReaders opens the readers' pool. Each reader has a temp.drip_rows
 // too, for the set forms a read shares with the batch (PayoutWindow), and
 // turns query_only once it is made.
@@ -101,6 +89,18 @@ func openReaders(path string) (*sql.DB, error) {
 	return sql.OpenDB(rowsConnector{Connector: base, then: []string{"PRAGMA query_only(1)"}}), nil
 }
 
+// writerDSN is the DSN of the writer's connection to the database at path.
+//
+// synchronous=FULL: a commit is on disk before it is acknowledged.
+// temp_store=MEMORY keeps each batch statement's statement journal (the
+// pages it changed, kept to undo the statement alone) in memory: past
+// 64 KiB SQLite spills it to a temporary file, which a batch of payouts
+// exceeds, and then opens, writes and deletes a file per statement. The
+// journal is the statement's undo, never needed after a crash.
+// wal_autocheckpoint: the checkpointer copies the log, the writer only
+// past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
+// vfs: the log written in a few calls a commit (wal.go), which needs
+// synchronous=FULL.
 func writerDSN(path string) string {
 	pragmas := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",
