@@ -37,7 +37,7 @@ func BenchmarkPay(b *testing.B) {
 // BenchmarkPayShape measures the ledger alone, as BenchmarkPay, at the
 // default batching, for the shapes of drip bench's payout scenarios: one
 // hot faucet; payments spread over 100 faucets (each batch then writes
-// near a hundred faucets' rows and index pages, not one's); and the hot
+// near a hundred faucets' rows and index pages, not one's); the hot
 // faucet with a new v2 idempotency key a payment (D35); and the hot faucet
 // under a per-recipient send limit that no payment reaches, so that each
 // batch counts a window for each of its recipients (D41), as drip bench's
