@@ -46,9 +46,9 @@ func TestSetStatementsSearchByKey(t *testing.T) {
 			t.Errorf("%s: plan %q; want drip_rows scanned, then a search by the table's key", name, strings.Join(plan, "; "))
 		}
 	}
-	// The send limits' windows: each of drip_rows' rows a search of the
-	// index its one-window statement uses, by faucet, recipient or IP and
-	// time, never a scan of a faucet's payouts.
+	// The send limits' windows: each of drip_rows' rows a search of
+	// payouts_faucet_recipient or payouts_faucet_ip by faucet, recipient
+	// or IP, and time, never a scan of a faucet's payouts.
 	window := func(key string) []sqlstore.Column {
 		cols := []sqlstore.Column{{Name: "i", Ints: []int64{0, 1}}, {Name: "faucet_id", Ints: []int64{1, 1}},
 			{Name: "since", Ints: []int64{0, 0}}, {Name: "coin", Texts: []string{"", "BTC"}}}
