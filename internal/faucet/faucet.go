@@ -35,6 +35,8 @@ type Service struct {
 	// until UseCache: every read goes to the database.
 	byKey *gencache.Cache[string, *drip.Faucet]
 	byID  *gencache.Cache[int64, *drip.Faucet]
+	// recent serves Payouts while the faucet's debits are unchanged (D66).
+	recent *recent
 }
 
 // UseCache serves Authenticate and Get from memory while gen says nothing
@@ -62,7 +64,7 @@ func cached[K comparable](ctx context.Context, c *gencache.Cache[K, *drip.Faucet
 }
 
 func NewService(st store.Store, coins *coin.Catalog, now func() time.Time) *Service {
-	return &Service{store: st, coins: coins, now: now}
+	return &Service{store: st, coins: coins, now: now, recent: newRecent()}
 }
 
 // NewKey returns a fresh v1 key: 48 hex characters of 192 random bits (D13).
@@ -423,8 +425,9 @@ func (s *Service) Balance(ctx context.Context, f *drip.Faucet, coin string) (int
 }
 
 // Payouts returns the faucet's latest payouts, newest first; count is
-// clamped to 1-100 (D27) and coin "" means every coin.
+// clamped to 1-100 (D27) and coin "" means every coin. The rows may be
+// shared with other callers (D66): they must not be changed.
 func (s *Service) Payouts(ctx context.Context, f *drip.Faucet, coin string, count int) ([]drip.Payout, error) {
 	count = min(max(count, 1), 100)
-	return s.store.PayoutList(ctx, &store.PayoutListParams{FaucetID: f.ID, Coin: coin, Limit: count})
+	return s.recent.get(ctx, s.store, f, coin, count)
 }

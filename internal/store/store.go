@@ -89,6 +89,10 @@ type Reader interface {
 	FaucetListByOwner(ctx context.Context, ownerID int64) ([]drip.Faucet, error)
 
 	BalanceGet(ctx context.Context, accountID int64, coin string) (int64, error)
+	// BalanceDebits sums how many debits the account's balance of coin
+	// ("": of every coin) has taken. It only grows, and a transaction
+	// that writes a faucet's payouts raises it (D66).
+	BalanceDebits(ctx context.Context, accountID int64, coin string) (int64, error)
 	BalanceList(ctx context.Context, accountID int64) ([]drip.Balance, error)
 
 	PayoutList(ctx context.Context, p *PayoutListParams) ([]drip.Payout, error)

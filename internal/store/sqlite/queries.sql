@@ -32,7 +32,7 @@ SELECT b.account_id, b.coin, b.amount FROM drip_rows AS r CROSS JOIN balances AS
 WHERE r.handle = $1 AND b.account_id = r.c0 AND b.coin = r.c1;
 
 -- name: BalancesDebitRows
-UPDATE balances SET amount = balances.amount - r.c2 FROM drip_rows AS r
+UPDATE balances SET amount = balances.amount - r.c2, debits = balances.debits + 1 FROM drip_rows AS r
 WHERE r.handle = $1 AND balances.account_id = r.c0 AND balances.coin = r.c1 AND balances.amount >= r.c2;
 
 -- name: IdempotencyBoundRows

@@ -33,7 +33,7 @@ type queries struct {
 	FaucetGetByID, FaucetGetByKeyHash, FaucetListByOwner, FaucetCreate              stmt
 	FaucetSetPendingKey, FaucetConfirmKey, FaucetUpdateSettings                     stmt
 	FaucetLock                                                                      stmt
-	BalanceGet, BalanceList, BalanceDebit, BalanceCredit                            stmt
+	BalanceGet, BalanceList, BalanceDebit, BalanceCredit, BalanceDebits             stmt
 	TransferInsert, PayoutInsert, PayoutList, PayoutListByCoin, PayoutExists        stmt
 	PayoutWindowFaucet, PayoutWindowsRecipientRows, PayoutWindowsIPRows             stmt // windowCalls
 	BalanceLock, PayoutIDsNext                                                      stmt

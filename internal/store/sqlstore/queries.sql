@@ -119,12 +119,17 @@ SELECT id FROM faucets WHERE id = $1 FOR NO KEY UPDATE;
 -- name: BalanceGet
 SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
 
+-- name: BalanceDebits
+SELECT CAST(COALESCE(SUM(debits), 0) AS BIGINT) FROM balances WHERE account_id = $1 AND ($2 = '' OR coin = $2);
+
 -- name: BalanceList
 SELECT b.coin, b.amount FROM balances b JOIN coins c ON c.symbol = b.coin
 WHERE b.account_id = $1 ORDER BY c.position;
 
+-- A debit also counts itself (debits, D66): the faucet's payouts list
+-- cached on each node is served only while its count is unchanged.
 -- name: BalanceDebit
-UPDATE balances SET amount = amount - $3
+UPDATE balances SET amount = amount - $3, debits = debits + 1
 WHERE account_id = $1 AND coin = $2 AND amount >= $3
 RETURNING amount;
 

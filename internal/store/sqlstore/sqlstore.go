@@ -437,6 +437,12 @@ func (q *querier) BalanceGet(ctx context.Context, accountID int64, coin string) 
 	return amount, err
 }
 
+func (q *querier) BalanceDebits(ctx context.Context, accountID int64, coin string) (int64, error) {
+	var n int64
+	err := q.scanRow(ctx, q.q.BalanceDebits, []any{accountID, coin}, &n)
+	return n, err
+}
+
 func (q *querier) BalanceList(ctx context.Context, accountID int64) ([]drip.Balance, error) {
 	var out []drip.Balance
 	err := q.list(ctx, q.q.BalanceList, []any{accountID}, func(r Rows) error {

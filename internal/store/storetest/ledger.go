@@ -225,6 +225,17 @@ func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 			t.Errorf("balance %+v = %d, want %d", k, got, want)
 		}
 	}
+	// Each debit counts once; credits do not (D66).
+	debits := func(when string, want map[store.BalanceKey]int64) {
+		t.Helper()
+		for k, n := range want {
+			if got, err := st.BalanceDebits(ctx, k.Account, k.Coin); err != nil || got != n {
+				t.Errorf("%s: BalanceDebits(%d, %q) = %d, %v; want %d", when, k.Account, k.Coin, got, err, n)
+			}
+		}
+	}
+	every := func(acct int64) store.BalanceKey { return store.BalanceKey{Account: acct} }
+	debits("after the batch", map[store.BalanceKey]int64{ka: 1, kaDoge: 0, kb: 1, every(a.AccountID): 1, never: 0})
 	err := try(st, func(ctx context.Context, tx store.Tx) error {
 		return tx.PayoutsInsert(ctx, &store.PayoutBatch{Debits: map[store.BalanceKey]int64{ka: 10, kb: 1}, CreatedAt: time.Now()})
 	})
@@ -234,6 +245,15 @@ func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 	if got, _ := st.BalanceGet(ctx, a.AccountID, "BTC"); got != 40 {
 		t.Errorf("after the refused debit (rolled back) alpha holds %d, want 40", got)
 	}
+	debits("after the refused batch", map[store.BalanceKey]int64{ka: 1, kb: 1})
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.BalanceDebit(ctx, a.AccountID, "DOGE", 2); err != nil {
+			return err
+		}
+		_, err := tx.BalanceCredit(ctx, a.AccountID, "BTC", 5)
+		return err
+	})
+	debits("after a debit of DOGE and a credit of BTC", map[store.BalanceKey]int64{ka: 1, kaDoge: 1, every(a.AccountID): 2})
 	err = try(st, func(ctx context.Context, tx store.Tx) error {
 		_, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Faucets: []int64{f.ID, 999999}, Balances: []store.BalanceKey{ka}, IDs: 1})
 		return err
