@@ -15,6 +15,7 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/gencache"
 	"github.com/dripfaucet/drip/internal/payout"
+	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
@@ -82,7 +83,7 @@ func TestSendDecidedInTheLedgerIsConfirmed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if gencache.Unconfirmed(ctx) == 0 {
+		if gencache.Unconfirmed(ctx) == (store.CacheGen{}) {
 			t.Fatal("the send's pin took no unconfirmed generation: the optimistic path is not under test")
 		}
 		_, err = env.App.Payouts.Send(ctx, caller, payout.SendRequest{To: to.Username, Currency: "BTC", Amount: "9000"})

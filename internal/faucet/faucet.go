@@ -42,8 +42,8 @@ type Service struct {
 // UseCache serves Authenticate and Get from memory while gen says nothing
 // they read has changed (D63).
 func (s *Service) UseCache(gen *gencache.Generation) {
-	s.byKey = gencache.New[string, *drip.Faucet](gen, cacheSize)
-	s.byID = gencache.New[int64, *drip.Faucet](gen, cacheSize)
+	s.byKey = gencache.New[string, *drip.Faucet](gen, gencache.Keys, cacheSize)
+	s.byID = gencache.New[int64, *drip.Faucet](gen, gencache.Keys, cacheSize)
 }
 
 // cacheSize bounds each cache of faucets: a deployment's active faucets.

@@ -2,11 +2,11 @@
 // the ledger (its key, the key's faucet and owner, its recipient) without
 // ever answering with what a committed change has made stale (D63).
 //
-// The database keeps one number, the cache generation, which every change
-// to those rows raises in its own transaction (migration 0016's triggers).
-// A cached value is kept with the generation it was read under, and served
-// only while the generation read after the request arrived is still that
-// one. So a change committed before a request arrived is seen by that
+// The database keeps the cache generation, which every change to those
+// rows raises in its own transaction (migrations 0016 and 0021): two
+// counters, one for keys and faucets, one for recipients. A cached value is
+// kept with its cache's counter as read, and served only while the
+// generation read after the request arrived still has that counter. So a change committed before a request arrived is seen by that
 // request on every node, as if nothing were cached (D13: a rotated key is
 // dead at once), while the read that replaces the two or three queries of
 // a send is one tiny query, and one for all the requests that arrive while
@@ -38,12 +38,12 @@ import (
 // round: a new goroutine's small stack grew to SQLite's depth in every
 // round, a third of a round's cost under load (issue 16).
 type Generation struct {
-	read    func(ctx context.Context) (int64, error)
+	read    func(ctx context.Context) (store.CacheGen, error)
 	wake    chan struct{} // holds a token while a round waits for the reader
 	stop    chan struct{} // closed by Close
 	closing sync.Once
 
-	known atomic.Int64 // the latest generation a read found (Known)
+	known atomic.Pointer[store.CacheGen] // the latest generation a read found (Known)
 
 	mu   sync.Mutex
 	next *round // the round the next read answers; nil: none waiting
@@ -52,13 +52,13 @@ type Generation struct {
 // round is one read of the generation and those waiting for it.
 type round struct {
 	done chan struct{}
-	gen  int64
+	gen  store.CacheGen
 	err  error
 }
 
 // NewGeneration makes a Generation over read, the store's query, and
 // starts its reader, which Close stops.
-func NewGeneration(read func(ctx context.Context) (int64, error)) *Generation {
+func NewGeneration(read func(ctx context.Context) (store.CacheGen, error)) *Generation {
 	g := &Generation{read: read, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	go g.reader()
 	return g
@@ -106,7 +106,7 @@ type pinKey struct{}
 type pin struct {
 	mu          sync.Mutex
 	of          *Generation
-	gen         int64
+	gen         store.CacheGen
 	optimistic  bool
 	unconfirmed bool
 }
@@ -114,7 +114,7 @@ type pin struct {
 // Current is the cache generation as of a moment after the call began, or
 // after ctx was pinned (Pinned) when ctx was; under an optimistic pin
 // (Optimistic), the latest known, to be confirmed.
-func (g *Generation) Current(ctx context.Context) (int64, error) {
+func (g *Generation) Current(ctx context.Context) (store.CacheGen, error) {
 	p, _ := ctx.Value(pinKey{}).(*pin)
 	if p == nil {
 		return g.current(ctx)
@@ -125,7 +125,7 @@ func (g *Generation) Current(ctx context.Context) (int64, error) {
 		return p.gen, nil
 	}
 	if p.optimistic && p.of == nil {
-		if known := g.Known(); known != 0 {
+		if known := g.Known(); known != (store.CacheGen{}) {
 			p.of, p.gen, p.unconfirmed = g, known, true
 			return known, nil
 		}
@@ -138,33 +138,38 @@ func (g *Generation) Current(ctx context.Context) (int64, error) {
 }
 
 // Known is the latest generation any read has found (a round, or a
-// transaction's through Observe); 0 before the first.
-func (g *Generation) Known() int64 { return g.known.Load() }
+// transaction's through Observe); zero before the first.
+func (g *Generation) Known() store.CacheGen {
+	if known := g.known.Load(); known != nil {
+		return *known
+	}
+	return store.CacheGen{}
+}
 
 // Observe records a generation a read found, so that optimistic pins take
 // it; generations only grow, so an older one is ignored.
-func (g *Generation) Observe(gen int64) {
+func (g *Generation) Observe(gen store.CacheGen) {
 	for {
 		known := g.known.Load()
-		if gen <= known || g.known.CompareAndSwap(known, gen) {
+		if known != nil && !gen.After(*known) || g.known.CompareAndSwap(known, &gen) {
 			return
 		}
 	}
 }
 
 // Unconfirmed is the generation ctx's optimistic pin took, while no read
-// has confirmed it, else 0: a transaction that acts on what the request
+// has confirmed it, else zero: a transaction that acts on what the request
 // read must find the generation still this one (the ledger's check of a
 // payment).
-func Unconfirmed(ctx context.Context) int64 {
+func Unconfirmed(ctx context.Context) store.CacheGen {
 	p, _ := ctx.Value(pinKey{}).(*pin)
 	if p == nil {
-		return 0
+		return store.CacheGen{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.unconfirmed {
-		return 0
+		return store.CacheGen{}
 	}
 	return p.gen
 }
@@ -205,7 +210,7 @@ func Confirm(ctx context.Context) error {
 	return nil
 }
 
-func (g *Generation) current(ctx context.Context) (int64, error) {
+func (g *Generation) current(ctx context.Context) (store.CacheGen, error) {
 	g.mu.Lock()
 	r := g.next
 	if r == nil {
@@ -223,7 +228,7 @@ func (g *Generation) current(ctx context.Context) (int64, error) {
 	case <-ctx.Done():
 		// The database did not answer in the request's time: an outage
 		// (D58), answered as such, not an internal error.
-		return 0, fmt.Errorf("%w: waiting for the cache generation: %w", store.ErrUnavailable, ctx.Err())
+		return store.CacheGen{}, fmt.Errorf("%w: waiting for the cache generation: %w", store.ErrUnavailable, ctx.Err())
 	}
 }
 
@@ -259,12 +264,14 @@ func (g *Generation) reader() {
 // still ends its wait sooner.
 const readTimeout = 5 * time.Second
 
-// Cache holds values read under a generation, at most max of them. Only
+// Cache holds values read under a generation, at most max of them, each
+// tagged with the counter of the generation that covers it (Part). Only
 // successful loads are kept: a refusal (an unknown key, say) is read again
 // each time, so nothing said "no" from memory can outlive its cause either.
 type Cache[K comparable, V any] struct {
-	gen *Generation
-	max int
+	gen  *Generation
+	part Part
+	max  int
 
 	mu sync.Mutex
 	m  map[K]entry[V]
@@ -275,20 +282,30 @@ type entry[V any] struct {
 	gen int64
 }
 
-// New makes a cache of at most max values over gen.
-func New[K comparable, V any](gen *Generation, max int) *Cache[K, V] {
-	return &Cache[K, V]{gen: gen, max: max, m: make(map[K]entry[V])}
+// Part is the counter of a generation that covers a cache's values.
+type Part func(store.CacheGen) int64
+
+// Keys covers keys and faucets, with their owners' standing.
+func Keys(g store.CacheGen) int64 { return g.Keys }
+
+// Recipients covers what destinations resolve to.
+func Recipients(g store.CacheGen) int64 { return g.Recipients }
+
+// New makes a cache of at most max values over part of gen.
+func New[K comparable, V any](gen *Generation, part Part, max int) *Cache[K, V] {
+	return &Cache[K, V]{gen: gen, part: part, max: max, m: make(map[K]entry[V])}
 }
 
 // Get is the value of k: from memory when it was read under the current
 // generation, else from load, which is then kept. A value from memory is
 // shared with other callers: they must not change it.
 func (c *Cache[K, V]) Get(ctx context.Context, k K, load func(ctx context.Context) (V, error)) (V, error) {
-	gen, err := c.gen.Current(ctx)
+	current, err := c.gen.Current(ctx)
 	if err != nil {
 		var zero V
 		return zero, err
 	}
+	gen := c.part(current)
 	c.mu.Lock()
 	e, ok := c.m[k]
 	c.mu.Unlock()

@@ -14,14 +14,20 @@ import (
 // source is a generation in memory whose reads can be held, to order them
 // against changes.
 type source struct {
-	gen   atomic.Int64
-	reads atomic.Int64
-	hold  chan chan struct{} // when set, each read announces itself and waits
+	keys, recipients atomic.Int64
+	reads            atomic.Int64
+	hold             chan chan struct{} // when set, each read announces itself and waits
 }
 
-func (s *source) read(ctx context.Context) (int64, error) {
+// set moves both counters to n: a change to a user's row.
+func (s *source) set(n int64) { s.keys.Store(n); s.recipients.Store(n) }
+
+// at is the generation whose counters are both n.
+func at(n int64) store.CacheGen { return store.CacheGen{Keys: n, Recipients: n} }
+
+func (s *source) read(ctx context.Context) (store.CacheGen, error) {
 	s.reads.Add(1)
-	g := s.gen.Load() // the read's snapshot, taken as it starts
+	g := store.CacheGen{Keys: s.keys.Load(), Recipients: s.recipients.Load()} // the read's snapshot, taken as it starts
 	if s.hold != nil {
 		release := make(chan struct{})
 		s.hold <- release
@@ -35,16 +41,16 @@ func (s *source) read(ctx context.Context) (int64, error) {
 func TestGenerationReadStartsAfterTheCall(t *testing.T) {
 	t.Parallel()
 	src := &source{hold: make(chan chan struct{})}
-	src.gen.Store(1)
+	src.set(1)
 	g := NewGeneration(src.read)
 	ctx := context.Background()
 
-	first := make(chan int64)
+	first := make(chan store.CacheGen)
 	go func() { gen, _ := g.Current(ctx); first <- gen }()
 	releaseFirst := <-src.hold // the first read runs, its snapshot gen 1
 
-	src.gen.Store(2) // a change commits while it runs
-	second := make(chan int64)
+	src.set(2) // a change commits while it runs
+	second := make(chan store.CacheGen)
 	go func() { gen, _ := g.Current(ctx); second <- gen }()
 	time.Sleep(20 * time.Millisecond) // let the second caller wait
 	select {
@@ -53,11 +59,11 @@ func TestGenerationReadStartsAfterTheCall(t *testing.T) {
 	default:
 	}
 	close(releaseFirst)
-	if gen := <-first; gen != 1 {
+	if gen := <-first; gen != at(1) {
 		t.Fatalf("first caller: generation %d, want 1", gen)
 	}
 	close(<-src.hold) // the second read, begun after the change
-	if gen := <-second; gen != 2 {
+	if gen := <-second; gen != at(2) {
 		t.Fatalf("second caller: generation %d, want 2 (the change it followed)", gen)
 	}
 }
@@ -89,12 +95,12 @@ func TestGenerationSharesReads(t *testing.T) {
 func TestGenerationCallerGivesUp(t *testing.T) {
 	t.Parallel()
 	src := &source{hold: make(chan chan struct{})}
-	src.gen.Store(7)
+	src.set(7)
 	g := NewGeneration(src.read)
 	ctx, cancel := context.WithCancel(context.Background())
 	gaveUp := make(chan error)
 	go func() { _, err := g.Current(ctx); gaveUp <- err }()
-	other := make(chan int64)
+	other := make(chan store.CacheGen)
 	go func() { gen, _ := g.Current(context.Background()); other <- gen }()
 	release := <-src.hold
 	cancel()
@@ -105,12 +111,12 @@ func TestGenerationCallerGivesUp(t *testing.T) {
 	// The other caller may share that read or need one more.
 	select {
 	case gen := <-other:
-		if gen != 7 {
+		if gen != at(7) {
 			t.Fatalf("other caller: %d, want 7", gen)
 		}
 	case release := <-src.hold:
 		close(release)
-		if gen := <-other; gen != 7 {
+		if gen := <-other; gen != at(7) {
 			t.Fatalf("other caller: %d, want 7", gen)
 		}
 	}
@@ -119,8 +125,8 @@ func TestGenerationCallerGivesUp(t *testing.T) {
 func TestCache(t *testing.T) {
 	t.Parallel()
 	src := &source{}
-	src.gen.Store(1)
-	c := New[string, int](NewGeneration(src.read), 2)
+	src.set(1)
+	c := New[string, int](NewGeneration(src.read), Keys, 2)
 	ctx := context.Background()
 	loads := 0
 	value := 10
@@ -141,7 +147,7 @@ func TestCache(t *testing.T) {
 	if v := get("a"); v != 10 || loads != 1 {
 		t.Fatalf("cached get: %d after %d loads, want 10 from memory", v, loads)
 	}
-	src.gen.Store(2) // the change's transaction raised the generation
+	src.set(2) // the change's transaction raised the generation
 	if v := get("a"); v != 11 || loads != 2 {
 		t.Fatalf("after the generation moved: %d after %d loads, want 11 read again", v, loads)
 	}
@@ -173,10 +179,10 @@ func TestCache(t *testing.T) {
 func TestPinned(t *testing.T) {
 	t.Parallel()
 	src := &source{}
-	src.gen.Store(1)
+	src.set(1)
 	g := NewGeneration(src.read)
-	other := NewGeneration(func(context.Context) (int64, error) { return 99, nil })
-	faucets, users := New[int, string](g, 10), New[int, string](g, 10)
+	other := NewGeneration(func(context.Context) (store.CacheGen, error) { return at(99), nil })
+	faucets, users := New[int, string](g, Keys, 10), New[int, string](g, Recipients, 10)
 	load := func(v string) func(context.Context) (string, error) {
 		return func(context.Context) (string, error) { return v, nil }
 	}
@@ -184,7 +190,7 @@ func TestPinned(t *testing.T) {
 	if _, err := faucets.Get(ctx, 1, load("faucet")); err != nil { // warm, unpinned
 		t.Fatal(err)
 	}
-	src.gen.Store(2) // a change commits
+	src.set(2) // a change commits
 	reads := src.reads.Load()
 
 	req := Pinned(ctx)
@@ -197,7 +203,7 @@ func TestPinned(t *testing.T) {
 	if n := src.reads.Load() - reads; n != 1 {
 		t.Errorf("a pinned request with two caches made %d generation reads, want 1", n)
 	}
-	if gen, _ := other.Current(req); gen != 99 {
+	if gen, _ := other.Current(req); gen != at(99) {
 		t.Errorf("another Generation answered %d through the pin, want its own 99", gen)
 	}
 }
@@ -212,8 +218,8 @@ func TestGenerationRoundsInTurnAndClose(t *testing.T) {
 	g := NewGeneration(src.read)
 	ctx := context.Background()
 	for want := int64(1); want <= 100; want++ {
-		src.gen.Store(want) // a change commits before each call
-		if gen, err := g.Current(ctx); err != nil || gen != want {
+		src.set(want) // a change commits before each call
+		if gen, err := g.Current(ctx); err != nil || gen != at(want) {
 			t.Fatalf("round %d: generation %d, %v", want, gen, err)
 		}
 	}
@@ -236,40 +242,40 @@ func TestGenerationRoundsInTurnAndClose(t *testing.T) {
 func TestOptimistic(t *testing.T) {
 	t.Parallel()
 	src := &source{}
-	src.gen.Store(5)
+	src.set(5)
 	g := NewGeneration(src.read)
 	ctx := context.Background()
 
 	cold := Optimistic(ctx)
-	if gen, err := g.Current(cold); err != nil || gen != 5 || src.reads.Load() != 1 {
+	if gen, err := g.Current(cold); err != nil || gen != at(5) || src.reads.Load() != 1 {
 		t.Fatalf("optimistic before any read: generation %d, %v, %d reads; want 5 from one read", gen, err, src.reads.Load())
 	}
-	if gen := Unconfirmed(cold); gen != 0 {
+	if gen := Unconfirmed(cold); gen != (store.CacheGen{}) {
 		t.Errorf("a pin that read is unconfirmed at %d", gen)
 	}
 
 	warm := Optimistic(ctx)
-	if gen, _ := g.Current(warm); gen != 5 || src.reads.Load() != 1 {
+	if gen, _ := g.Current(warm); gen != at(5) || src.reads.Load() != 1 {
 		t.Fatalf("optimistic with 5 known: generation %d after %d reads; want 5 without a read", gen, src.reads.Load())
 	}
-	if gen := Unconfirmed(warm); gen != 5 {
+	if gen := Unconfirmed(warm); gen != at(5) {
 		t.Fatalf("Unconfirmed = %d, want 5", gen)
 	}
-	if err := Confirm(warm); err != nil || Unconfirmed(warm) != 0 {
+	if err := Confirm(warm); err != nil || Unconfirmed(warm) != (store.CacheGen{}) {
 		t.Fatalf("Confirm with no change: %v, unconfirmed %d", err, Unconfirmed(warm))
 	}
 
 	stale := Optimistic(ctx)
 	g.Current(stale)
-	src.gen.Store(6) // a change commits after the pin took 5
+	src.set(6) // a change commits after the pin took 5
 	if err := Confirm(stale); !errors.Is(err, ErrStale) {
 		t.Fatalf("Confirm after a change: %v, want ErrStale", err)
 	}
-	if g.Known() != 6 {
+	if g.Known() != at(6) {
 		t.Errorf("Known = %d after a read found 6", g.Known())
 	}
-	g.Observe(4) // an older read reported late
-	if g.Known() != 6 {
+	g.Observe(at(4)) // an older read reported late
+	if g.Known() != at(6) {
 		t.Errorf("Known went back to %d", g.Known())
 	}
 
@@ -282,5 +288,44 @@ func TestOptimistic(t *testing.T) {
 	}
 	if err := Confirm(ctx); err != nil {
 		t.Errorf("Confirm without a pin: %v", err)
+	}
+}
+
+// Each cache is tagged with its own counter: a change to keys or faucets
+// reloads none of the recipients, a new user none of the faucets, and a
+// change to a user's row (both counters) reloads both.
+func TestCacheParts(t *testing.T) {
+	t.Parallel()
+	src := &source{}
+	src.set(1)
+	g := NewGeneration(src.read)
+	faucets, users := New[int, int](g, Keys, 10), New[int, int](g, Recipients, 10)
+	ctx := context.Background()
+	loads := map[string]int{}
+	get := func(name string, c *Cache[int, int]) {
+		t.Helper()
+		if _, err := c.Get(ctx, 1, func(context.Context) (int, error) { loads[name]++; return 1, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both := func(step string, faucetLoads, userLoads int) {
+		t.Helper()
+		get("faucet", faucets)
+		get("user", users)
+		if loads["faucet"] != faucetLoads || loads["user"] != userLoads {
+			t.Errorf("%s: %d faucet and %d user loads in all, want %d and %d", step, loads["faucet"], loads["user"], faucetLoads, userLoads)
+		}
+	}
+	both("first reads", 1, 1)
+	both("nothing changed", 1, 1)
+	src.keys.Add(1) // a faucet's settings
+	both("after a faucet changed", 2, 1)
+	src.recipients.Add(1) // a new user
+	both("after a new user", 2, 2)
+	src.keys.Add(1) // a user's status: both
+	src.recipients.Add(1)
+	both("after a user changed", 3, 3)
+	if !g.Known().After(at(2)) || at(2).After(g.Known()) {
+		t.Errorf("Known %+v is not after %+v", g.Known(), at(2))
 	}
 }

@@ -38,7 +38,7 @@ type Service struct {
 // UseCache serves Authenticate's key from memory while gen says no key
 // has changed (D63).
 func (s *Service) UseCache(gen *gencache.Generation) {
-	s.byHash = gencache.New[string, *drip.Key](gen, 10000)
+	s.byHash = gencache.New[string, *drip.Key](gen, gencache.Keys, 10000)
 }
 
 func NewService(st store.Store, now func() time.Time) *Service {

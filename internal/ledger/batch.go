@@ -35,7 +35,7 @@ type BatchConfig struct {
 	// Generation, when set, is told each cache generation a batch read to
 	// check its payments' (Payment.Generation), so that the requests that
 	// follow take it (gencache.Generation.Observe).
-	Generation func(gen int64)
+	Generation func(gen store.CacheGen)
 }
 
 // Observer is told of group commit's work, for metrics: each committed
@@ -350,12 +350,12 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	if err != nil {
 		return nil, err
 	}
-	if b.generation != 0 && l.generation != nil {
+	if b.generation != (store.CacheGen{}) && l.generation != nil {
 		l.generation(b.generation) // read for the payments below: requests to come take it
 	}
 	undecided := func(p *Payment) error {
 		switch {
-		case p.Generation != 0 && p.Generation != b.generation:
+		case p.Generation != (store.CacheGen{}) && p.Generation != b.generation:
 			// Read from memory under a generation since changed (D63):
 			// served again.
 			return fmt.Errorf("ledger: payment %s: %w", p.ID, gencache.ErrStale)

@@ -410,15 +410,15 @@ func TestBatchLeavesStalePaymentsUndecided(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var told []int64
+		var told []store.CacheGen
 		fs := &faultyStore{Store: e.st}
 		l := ledger.NewBatched(fs, e.clock.Now, ledger.BatchConfig{MaxSize: 3, MaxWait: time.Second, Writers: 1,
-			Generation: func(g int64) { told = append(told, g) }})
+			Generation: func(g store.CacheGen) { told = append(told, g) }})
 		defer l.Close()
 
 		ps := payments(f, recipients[:3], 100)
 		ps[0].Generation = gen     // current
-		ps[1].Generation = gen - 1 // read before a change
+		ps[1].Generation = store.CacheGen{Keys: gen.Keys, Recipients: gen.Recipients - 1} // read before a change
 		// ps[2] was not read from memory: Generation 0
 		receipts, errs := payAll(l, ps)
 		if errs[0] != nil || errs[2] != nil || receipts[0] == nil || receipts[2] == nil {
@@ -438,8 +438,8 @@ func TestBatchLeavesStalePaymentsUndecided(t *testing.T) {
 				t.Errorf("the stale payment has an event: %s", ev.Type)
 			}
 		}
-		if fmt.Sprint(told) != fmt.Sprint([]int64{gen}) {
-			t.Errorf("generations told %v, want [%d]", told, gen)
+		if fmt.Sprint(told) != fmt.Sprint([]store.CacheGen{gen}) {
+			t.Errorf("generations told %v, want [%+v]", told, gen)
 		}
 		e.reconciled(t)
 	})

@@ -40,7 +40,7 @@ type Ledger struct {
 	store      store.Store
 	now        func() time.Time
 	batcher    *batcher
-	generation func(gen int64) // BatchConfig.Generation; nil: none
+	generation func(gen store.CacheGen) // BatchConfig.Generation; nil: none
 }
 
 // New returns a ledger over st with the engine's default group commit; now
@@ -87,13 +87,13 @@ type Payment struct {
 	// Spend, for a send by a key with a daily USD cap, is counted against
 	// the cap in the payout's transaction (D36).
 	Spend *Spend
-	// Generation, when not 0, is the cache generation the payment's key,
+	// Generation, when not zero, is the cache generation the payment's key,
 	// faucet and recipient were read from memory under, which no read has
 	// confirmed yet (gencache.Unconfirmed). The payment's transaction reads
 	// the generation and decides the payment only if it is still this
 	// one; if not, the outcome is gencache.ErrStale and nothing of the
 	// payment is written (D63).
-	Generation int64
+	Generation store.CacheGen
 }
 
 // Spend is a payment's USD value counted against its key's daily cap.

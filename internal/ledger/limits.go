@@ -28,7 +28,7 @@ type books struct {
 	spends                 map[spendKey]int64
 	// generation is the cache generation, read when a payment needs it
 	// (Payment.Generation).
-	generation int64
+	generation store.CacheGen
 	// bound are the batch's idempotency keys that a payout has bound
 	// already (D35).
 	bound map[store.IdempotencyKey]bool
@@ -65,7 +65,7 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 	// left unused is a gap, and reserving with the balances saves the
 	// batch a round trip to the database.
 	open := &store.PayoutsOpenParams{IDs: len(payments),
-		Generation: slices.ContainsFunc(payments, func(p *Payment) bool { return p.Generation != 0 })}
+		Generation: slices.ContainsFunc(payments, func(p *Payment) bool { return p.Generation != (store.CacheGen{}) })}
 	var windows []windowKey // in open.Windows' order
 	locked, held := map[int64]bool{}, map[store.BalanceKey]bool{}
 	for _, p := range payments {

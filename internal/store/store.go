@@ -114,10 +114,10 @@ type Reader interface {
 	EventFeed(ctx context.Context, p *EventFeedParams) ([]EventAt, error)
 
 	KeyGetByID(ctx context.Context, id int64) (*drip.Key, error)
-	// CacheGeneration is the number every change to what a send reads
-	// before the ledger raises (keys, faucets, users, their addresses), in
-	// that change's transaction (D63).
-	CacheGeneration(ctx context.Context) (int64, error)
+	// CacheGeneration is what every change to what a send reads before
+	// the ledger raises (keys, faucets, users, their addresses), in that
+	// change's transaction (D63).
+	CacheGeneration(ctx context.Context) (CacheGen, error)
 	// KeyGetByHash finds a v2 key by the hash of its whole secret, revoked
 	// and expired keys included: judging them is the caller's.
 	KeyGetByHash(ctx context.Context, hash string) (*drip.Key, error)
@@ -687,9 +687,26 @@ type PayoutBooks struct {
 	Balances               map[BalanceKey]int64    // a balance never held is absent: zero
 	Windows                []PayoutCount           // one per PayoutsOpenParams.Windows, in order
 	TransferIDs, PayoutIDs []int64                 // IDs each, in ascending order
-	Generation             int64                   // when PayoutsOpenParams.Generation
+	Generation             CacheGen                // when PayoutsOpenParams.Generation
 	Bound                  map[IdempotencyKey]bool // the PayoutsOpenParams.Idempotency bound already
 }
+
+// CacheGen is the cache generation (D63): two counters that only grow,
+// each raised in the transaction of every change to what it covers. The
+// zero value is no generation (none is ever read as zero).
+type CacheGen struct {
+	// Keys covers what authenticates a send: keys, faucets and their
+	// owners' standing (a change to any user's row raises both).
+	Keys int64
+	// Recipients covers what a destination resolves to: users and the
+	// addresses linked to them.
+	Recipients int64
+}
+
+// After reports whether g was read after o. Both counters only grow, so of
+// two generations read at different moments the later has the larger sum,
+// or the same counters when nothing changed in between.
+func (g CacheGen) After(o CacheGen) bool { return g.Keys+g.Recipients > o.Keys+o.Recipients }
 
 // PayoutCount is what one send limit's window holds: its payouts and their sum.
 type PayoutCount struct{ Count, Sum int64 }

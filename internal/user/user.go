@@ -40,7 +40,7 @@ type destination struct{ to, coin string }
 // UseCache serves Resolve from memory while gen says no user and no
 // linked address has changed (D63).
 func (r *Registry) UseCache(gen *gencache.Generation) {
-	r.resolved = gencache.New[destination, *drip.User](gen, 100000)
+	r.resolved = gencache.New[destination, *drip.User](gen, gencache.Recipients, 100000)
 }
 
 // NewRegistry loads (creating on first use) the payout-hash secret.

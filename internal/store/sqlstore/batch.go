@@ -20,7 +20,7 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys)), Windows: make([]store.PayoutCount, len(p.Windows))}
 	calls := make([]call, 0, len(faucets)+len(keys)+len(p.Windows)+len(p.Idempotency)+2)
 	if p.Generation {
-		calls = append(calls, call{s: q.q.CacheGeneration, scan: func(r Rows) error { return r.Scan(&b.Generation) }})
+		calls = append(calls, call{s: q.q.CacheGeneration, scan: func(r Rows) error { return r.Scan(&b.Generation.Keys, &b.Generation.Recipients) }})
 	}
 	locked := 0
 	calls = append(calls, q.rowCalls(q.q.FaucetLock, q.q.FaucetsLockRows, []Column{ints("id", faucets)}, call{scan: func(r Rows) error {

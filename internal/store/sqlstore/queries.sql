@@ -298,7 +298,7 @@ ON CONFLICT (id) DO NOTHING;
 SELECT 1;
 
 -- name: CacheGeneration
-SELECT gen FROM cache_generation WHERE id = 1;
+SELECT key_gen, recipient_gen FROM cache_generation WHERE id = 1;
 
 -- name: EventList
 SELECT id, faucet_id, type, data, created_at FROM events WHERE faucet_id = $1 ORDER BY seq DESC LIMIT $2;

@@ -58,9 +58,9 @@ func (q *querier) IdempotencyDeleteBefore(ctx context.Context, before time.Time)
 	return q.exec(ctx, q.q.IdempotencyDeleteBefore, micros(before))
 }
 
-func (q *querier) CacheGeneration(ctx context.Context) (int64, error) {
-	var gen int64
-	err := q.scanRow(ctx, q.q.CacheGeneration, nil, &gen)
+func (q *querier) CacheGeneration(ctx context.Context) (store.CacheGen, error) {
+	var gen store.CacheGen
+	err := q.scanRow(ctx, q.q.CacheGeneration, nil, &gen.Keys, &gen.Recipients)
 	return gen, err
 }
 
