@@ -417,7 +417,7 @@ func TestBatchLeavesStalePaymentsUndecided(t *testing.T) {
 		defer l.Close()
 
 		ps := payments(f, recipients[:3], 100)
-		ps[0].Generation = gen     // current
+		ps[0].Generation = gen                                                            // current
 		ps[1].Generation = store.CacheGen{Keys: gen.Keys, Recipients: gen.Recipients - 1} // read before a change
 		// ps[2] was not read from memory: Generation 0
 		receipts, errs := payAll(l, ps)
