@@ -55,8 +55,9 @@ type recentRead struct {
 	err    error
 }
 
-// recentLists bounds the lists kept: one a faucet and coin filter in use.
-const recentLists = 2048
+// recentLists bounds the lists kept, one a faucet and coin filter in use:
+// at most 100 rows each, about 20 MB in all.
+const recentLists = 1024
 
 func newRecent() *recent {
 	return &recent{lists: map[recentKey]*recentList{}, reads: map[recentKey]*recentRead{}}
