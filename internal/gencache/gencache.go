@@ -4,11 +4,12 @@
 //
 // The database keeps the cache generation, which every change to those
 // rows raises in its own transaction (migrations 0016 and 0021): two
-// counters, one for keys and faucets, one for recipients. A cached value is
-// kept with its cache's counter as read, and served only while the
-// generation read after the request arrived still has that counter. So a change committed before a request arrived is seen by that
-// request on every node, as if nothing were cached (D13: a rotated key is
-// dead at once), while the read that replaces the two or three queries of
+// counters, one for keys and faucets, one for recipients. A cached value
+// is kept with its cache's counter as read, and served only while the
+// generation read after the request arrived still has that counter. So a
+// change committed before a request arrived is seen by that request on
+// every node, as if nothing were cached (D13: a rotated key is dead at
+// once), while the read that replaces the two or three queries of
 // a send is one tiny query, and one for all the requests that arrive while
 // the previous one runs (Generation). A send need not wait for that read
 // at all: under an optimistic pin it takes the latest generation known,
