@@ -119,6 +119,9 @@ SELECT id FROM faucets WHERE id = $1 FOR NO KEY UPDATE;
 -- name: BalanceGet
 SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
 
+-- The debits a balance has taken (migration 0020, D66): the faucet's
+-- payouts list cached on each node is served only while the sum is
+-- unchanged.
 -- name: BalanceDebits
 SELECT CAST(COALESCE(SUM(debits), 0) AS BIGINT) FROM balances WHERE account_id = $1 AND ($2 = '' OR coin = $2);
 
@@ -126,8 +129,8 @@ SELECT CAST(COALESCE(SUM(debits), 0) AS BIGINT) FROM balances WHERE account_id =
 SELECT b.coin, b.amount FROM balances b JOIN coins c ON c.symbol = b.coin
 WHERE b.account_id = $1 ORDER BY c.position;
 
--- A debit also counts itself (debits, D66): the faucet's payouts list
--- cached on each node is served only while its count is unchanged.
+-- A debit counts itself (debits, D66), so that migration 0020's trigger,
+-- which counts a debit that did not, is not run.
 -- name: BalanceDebit
 UPDATE balances SET amount = amount - $3, debits = debits + 1
 WHERE account_id = $1 AND coin = $2 AND amount >= $3

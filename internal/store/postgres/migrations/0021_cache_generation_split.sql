@@ -1,13 +1,15 @@
--- The cache generation in two counters (issue 16, D63). key_gen (the
--- former gen) counts changes to what authenticates a send: a key, its
--- faucet, and the owner's standing; recipient_gen counts changes to what a
--- destination resolves to: a user and the addresses that name them. A
+-- The cache generation in two counters (issue 16, D63). key_gen counts
+-- changes to what authenticates a send: a key, its faucet, and the
+-- owner's standing; recipient_gen counts changes to what a destination
+-- resolves to: a user and the addresses that name them. A
 -- node's cache of faucets and keys is tagged with key_gen, its cache of
 -- recipients with recipient_gen, so a new user no longer empties every
 -- node's faucets and keys, nor a faucet's new settings every recipient.
 -- A change to a user's row raises both: the owner of a faucet is a user,
--- and a cached faucet carries its owner's status.
-ALTER TABLE cache_generation RENAME COLUMN gen TO key_gen;
+-- and a cached faucet carries its owner's status. gen is still raised by
+-- every change, as before: nodes of the previous release read it while
+-- their cluster is upgraded one node at a time.
+ALTER TABLE cache_generation ADD COLUMN key_gen BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE cache_generation ADD COLUMN recipient_gen BIGINT NOT NULL DEFAULT 1;
 
 DROP TRIGGER users_cache_generation ON users;
@@ -18,17 +20,17 @@ DROP FUNCTION cache_generation_bump();
 
 CREATE FUNCTION cache_generation_keys() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE cache_generation SET key_gen = key_gen + 1 WHERE id = 1;
+  UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1 WHERE id = 1;
   RETURN NULL;
 END $$;
 CREATE FUNCTION cache_generation_recipients() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE cache_generation SET recipient_gen = recipient_gen + 1 WHERE id = 1;
+  UPDATE cache_generation SET gen = gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1;
   RETURN NULL;
 END $$;
 CREATE FUNCTION cache_generation_both() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE cache_generation SET key_gen = key_gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1;
+  UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1;
   RETURN NULL;
 END $$;
 

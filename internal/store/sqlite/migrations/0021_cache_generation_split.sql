@@ -1,13 +1,15 @@
--- The cache generation in two counters (issue 16, D63). key_gen (the
--- former gen) counts changes to what authenticates a send: a key, its
--- faucet, and the owner's standing; recipient_gen counts changes to what a
--- destination resolves to: a user and the addresses that name them. A
+-- The cache generation in two counters (issue 16, D63). key_gen counts
+-- changes to what authenticates a send: a key, its faucet, and the
+-- owner's standing; recipient_gen counts changes to what a destination
+-- resolves to: a user and the addresses that name them. A
 -- node's cache of faucets and keys is tagged with key_gen, its cache of
 -- recipients with recipient_gen, so a new user no longer empties every
 -- node's faucets and keys, nor a faucet's new settings every recipient.
 -- A change to a user's row raises both: the owner of a faucet is a user,
--- and a cached faucet carries its owner's status.
-ALTER TABLE cache_generation RENAME COLUMN gen TO key_gen;
+-- and a cached faucet carries its owner's status. gen is still raised by
+-- every change, as before: nodes of the previous release read it while
+-- their cluster is upgraded one node at a time.
+ALTER TABLE cache_generation ADD COLUMN key_gen INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE cache_generation ADD COLUMN recipient_gen INTEGER NOT NULL DEFAULT 1;
 
 DROP TRIGGER users_cache_generation_insert;
@@ -22,27 +24,27 @@ DROP TRIGGER api_keys_cache_generation_delete;
 DROP TRIGGER api_keys_cache_generation_update;
 
 CREATE TRIGGER users_cache_generation_insert AFTER INSERT ON users
-BEGIN UPDATE cache_generation SET recipient_gen = recipient_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
 CREATE TRIGGER users_cache_generation_delete AFTER DELETE ON users
-BEGIN UPDATE cache_generation SET key_gen = key_gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
 CREATE TRIGGER users_cache_generation_update
   AFTER UPDATE OF account_id, username, email, email_verified, status, payout_user_hash ON users
-BEGIN UPDATE cache_generation SET key_gen = key_gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
 
 CREATE TRIGGER user_addresses_cache_generation_insert AFTER INSERT ON user_addresses
-BEGIN UPDATE cache_generation SET recipient_gen = recipient_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
 CREATE TRIGGER user_addresses_cache_generation_delete AFTER DELETE ON user_addresses
-BEGIN UPDATE cache_generation SET recipient_gen = recipient_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
 CREATE TRIGGER user_addresses_cache_generation_update AFTER UPDATE ON user_addresses
-BEGIN UPDATE cache_generation SET recipient_gen = recipient_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, recipient_gen = recipient_gen + 1 WHERE id = 1; END;
 
 CREATE TRIGGER faucets_cache_generation_delete AFTER DELETE ON faucets
-BEGIN UPDATE cache_generation SET key_gen = key_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1 WHERE id = 1; END;
 CREATE TRIGGER faucets_cache_generation_update AFTER UPDATE ON faucets
-BEGIN UPDATE cache_generation SET key_gen = key_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1 WHERE id = 1; END;
 
 CREATE TRIGGER api_keys_cache_generation_delete AFTER DELETE ON api_keys
-BEGIN UPDATE cache_generation SET key_gen = key_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1 WHERE id = 1; END;
 CREATE TRIGGER api_keys_cache_generation_update
   AFTER UPDATE OF faucet_id, prefix, key_hash, scopes, expires_at, ip_whitelist, daily_usd_cap_micros, revoked_at ON api_keys
-BEGIN UPDATE cache_generation SET key_gen = key_gen + 1 WHERE id = 1; END;
+BEGIN UPDATE cache_generation SET gen = gen + 1, key_gen = key_gen + 1 WHERE id = 1; END;
