@@ -419,7 +419,7 @@ func TestBatchLeavesStalePaymentsUndecided(t *testing.T) {
 		ps := payments(f, recipients[:3], 100)
 		ps[0].Generation = gen                                                            // current
 		ps[1].Generation = store.CacheGen{Keys: gen.Keys, Recipients: gen.Recipients - 1} // read before a change
-		// ps[2] was not read from memory: Generation 0
+		// ps[2] was not read from memory: its Generation is zero
 		receipts, errs := payAll(l, ps)
 		if errs[0] != nil || errs[2] != nil || receipts[0] == nil || receipts[2] == nil {
 			t.Fatalf("current payments: %v, %v; want both paid", errs[0], errs[2])
