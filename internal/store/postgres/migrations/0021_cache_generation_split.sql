@@ -1,10 +1,10 @@
 -- The cache generation in two counters (issue 16, D63). key_gen counts
 -- changes to what authenticates a send: a key, its faucet, and the
 -- owner's standing; recipient_gen counts changes to what a destination
--- resolves to: a user and the addresses that name them. A
--- node's cache of faucets and keys is tagged with key_gen, its cache of
--- recipients with recipient_gen, so a new user no longer empties every
--- node's faucets and keys, nor a faucet's new settings every recipient.
+-- resolves to: a user and the addresses that name them. A node's cache
+-- of faucets and keys is tagged with key_gen, its cache of recipients
+-- with recipient_gen, so a new user no longer empties every node's
+-- faucets and keys, nor a faucet's new settings every recipient.
 -- A change to a user's row raises both: the owner of a faucet is a user,
 -- and a cached faucet carries its owner's status. gen is still raised by
 -- every change, as before: nodes of the previous release read it while

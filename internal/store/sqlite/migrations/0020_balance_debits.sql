@@ -8,7 +8,7 @@
 -- release, whose nodes keep paying while a cluster is upgraded one node
 -- at a time. (Counting every debit in the trigger cost PostgreSQL a
 -- function call per faucet debited: spread, 64 faucets a batch, was a
--- fifth slower.)
+-- fifth to a third slower.)
 ALTER TABLE balances ADD COLUMN debits INTEGER NOT NULL DEFAULT 0;
 
 CREATE TRIGGER balances_count_debits AFTER UPDATE OF amount ON balances
