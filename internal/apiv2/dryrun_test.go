@@ -86,12 +86,7 @@ func tables(t *testing.T, eng storetest.Engine) (store.Store, func() map[string]
 			return out
 		}
 	case "postgres":
-		st, url := storetest.OpenPostgresURL(t)
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close(context.Background()) })
+		st, conn := storetest.OpenPostgresConn(t)
 		return st, func() map[string]string {
 			t.Helper()
 			rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/sqlite"
@@ -47,13 +45,8 @@ func TestPreviousReleaseSeesEveryChange(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		st, rawURL := storetest.OpenPostgresURL(t)
+		st, conn := storetest.OpenPostgresConn(t)
 		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, rawURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
 		checkGenRaised(t, st, func() (gen int64, err error) {
 			err = conn.QueryRow(ctx, `SELECT gen FROM cache_generation WHERE id = 1`).Scan(&gen)
 			return gen, err

@@ -188,13 +188,7 @@ func TestJournalRefusesUnknownCoinsAndAccounts(t *testing.T) {
 // what drip never would.
 func connect(t *testing.T) *pgx.Conn {
 	t.Helper()
-	ctx := context.Background()
-	_, url := storetest.OpenPostgresURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
+	_, conn := storetest.OpenPostgresConn(t)
 	return conn
 }
 
@@ -207,13 +201,8 @@ func connect(t *testing.T) *pgx.Conn {
 // (see queries.sql).
 func TestSetFormsSearchTheirIndex(t *testing.T) {
 	requirePostgres(t)
-	_, u := storetest.OpenPostgresURL(t)
+	conn := connect(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	src, err := os.ReadFile("../sqlstore/queries.sql")
 	if err != nil {
 		t.Fatal(err)

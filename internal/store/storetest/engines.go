@@ -60,6 +60,21 @@ func OpenPostgres(t testing.TB) store.Store {
 	return st
 }
 
+// OpenPostgresConn is OpenPostgres with a connection of the test's own to
+// the new schema, closed when the test ends: to run or read what the
+// store's interface does not (a plan, a column no method returns).
+func OpenPostgresConn(t testing.TB) (store.Store, *pgx.Conn) {
+	t.Helper()
+	st, u := OpenPostgresURL(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatalf("connect to the test's schema: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return st, conn
+}
+
 // OpenPostgresURL is OpenPostgres that also returns the URL of the new
 // schema, so a test can point a second process at the same database.
 func OpenPostgresURL(t testing.TB) (store.Store, string) {
