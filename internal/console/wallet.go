@@ -169,7 +169,7 @@ type walletPayoutsData struct {
 }
 
 // walletPayoutsURL is a page of the payouts received: the filters, and the
-// journal entry its rows come before (0: the newest).
+// payout its rows come after (0: the newest).
 func walletPayoutsURL(coin string, faucet, before int64) string {
 	v := url.Values{}
 	if coin != "" {
@@ -197,7 +197,7 @@ type walletPayoutRow struct {
 }
 
 // walletPayouts lists the payouts the user received, newest first, 50 a
-// page (keyset: ?before= is the last row's journal entry), filtered by
+// page (keyset: ?before= is the last row's payout), filtered by
 // coin and by faucet.
 func (h *Handler) walletPayouts(w http.ResponseWriter, r *http.Request, sess *account.Session) {
 	ctx, q := r.Context(), r.URL.Query()
@@ -233,7 +233,7 @@ func (h *Handler) walletPayouts(w http.ResponseWriter, r *http.Request, sess *ac
 		return
 	}
 	found, err := h.d.Store.PayoutListByRecipient(ctx, &store.PayoutListByRecipientParams{
-		AccountID: sess.User.AccountID, Coin: d.Coin, FaucetID: d.Faucet, Before: d.Before, Limit: walletPageSize + 1,
+		UserID: sess.User.ID, Coin: d.Coin, FaucetID: d.Faucet, Before: d.Before, Limit: walletPageSize + 1,
 	})
 	if err != nil {
 		h.walletError(w, r, sess, err)
@@ -241,7 +241,7 @@ func (h *Handler) walletPayouts(w http.ResponseWriter, r *http.Request, sess *ac
 	}
 	if len(found) > walletPageSize {
 		found = found[:walletPageSize]
-		d.Next = walletPayoutsURL(d.Coin, d.Faucet, found[len(found)-1].TransferID)
+		d.Next = walletPayoutsURL(d.Coin, d.Faucet, found[len(found)-1].ID)
 	}
 	if d.Before != 0 {
 		d.Newest = walletPayoutsURL(d.Coin, d.Faucet, 0)

@@ -137,7 +137,9 @@ type Reader interface {
 	// total first, one page of them, with the number of recipients.
 	StatsUsers(ctx context.Context, p *PageParams) ([]drip.UserStat, int64, error)
 	// TransactionList is one page of an account's journal in one coin,
-	// newest first, with the number of its transfers in that coin.
+	// newest first, with the number of its transfers in that coin. The
+	// account is one that receives no payouts, such as a faucet's: the
+	// payouts a user received are listed by PayoutListByRecipient (D67).
 	TransactionList(ctx context.Context, p *PageParams) ([]drip.Transaction, int64, error)
 
 	NotificationListByFaucet(ctx context.Context, faucetID int64, limit int) ([]drip.Notification, error)
@@ -170,10 +172,10 @@ type Reader interface {
 	SecurityLogList(ctx context.Context, p *SecurityLogListParams) ([]drip.SecurityEvent, error)
 
 	// The wallet pages (issue 11).
-	// PayoutListByRecipient is a page of the payouts a wallet received,
-	// newest first, each with its faucet's name: those of p.Coin and
-	// p.FaucetID when set, before the transfer p.Before (keyset paging on
-	// the wallet's journal) or from the newest when it is 0.
+	// PayoutListByRecipient is a page of the payouts a user received,
+	// newest first (by time, then id), each with its faucet's name: those
+	// of p.Coin and p.FaucetID when set, after the payout p.Before in that
+	// order (keyset paging) or from the newest when it is 0.
 	PayoutListByRecipient(ctx context.Context, p *PayoutListByRecipientParams) ([]ReceivedPayout, error)
 	// FaucetListPayers is the faucets that have paid the user, by name.
 	FaucetListPayers(ctx context.Context, userID int64) ([]drip.Faucet, error)
@@ -819,20 +821,19 @@ type PayoutFound struct {
 	PayoutUserHash string
 }
 
-// PayoutListByRecipientParams select a page of the payouts a wallet
+// PayoutListByRecipientParams select a page of the payouts a user
 // received (PayoutListByRecipient); a zero filter matches every payout.
 type PayoutListByRecipientParams struct {
-	AccountID int64  // the recipient's wallet
-	Coin      string // "": every coin
-	FaucetID  int64  // 0: every faucet
-	Before    int64  // only payouts whose transfer is older than this one; 0: from the newest
-	Limit     int
+	UserID   int64  // the recipient
+	Coin     string // "": every coin
+	FaucetID int64  // 0: every faucet
+	Before   int64  // a payout to the user: only those listed after it; 0: from the newest
+	Limit    int
 }
 
 // ReceivedPayout is a payout as its recipient's wallet lists it.
 type ReceivedPayout struct {
 	drip.Payout
-	TransferID int64 // the payout's journal entry: the order, and the cursor, of the list
 	FaucetName string
 }
 

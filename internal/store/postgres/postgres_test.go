@@ -238,3 +238,56 @@ func TestSetFormsSearchTheirIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalReadsSearchTheirIndex: the reads D67 moved off the journal's
+// index of payouts by recipient search the index that serves them, under
+// the generic plan of a prepared statement, on tables not yet analyzed.
+// A wallet's page reads one range of payouts_faucet_recipient per faucet;
+// a faucet's journal reads transfers_from and transfers_to, whose
+// condition on kind lets PostgreSQL use the index that holds no payouts.
+func TestJournalReadsSearchTheirIndex(t *testing.T) {
+	requirePostgres(t)
+	conn := connect(t)
+	ctx := context.Background()
+	src, err := os.ReadFile("../sqlstore/queries.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		args    string
+		indexes []string
+	}{
+		"PayoutListByRecipient": {"1, 2, '', 0, 100, 7, 50", []string{"payouts_faucet_recipient"}},
+		"TransactionList":       {"1, 'BTC', 50, 0", []string{"transfers_from", "transfers_to"}},
+		"TransactionCount":      {"1, 'BTC'", []string{"transfers_from", "transfers_to"}},
+	} {
+		_, rest, ok := strings.Cut(string(src), "-- name: "+name+"\n")
+		if !ok {
+			t.Fatalf("queries.sql has no statement %s", name)
+		}
+		query, _, _ := strings.Cut(rest, ";\n")
+		if _, err := conn.Exec(ctx, "PREPARE "+name+" AS "+query); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE "+name+"("+c.args+")")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		joined := strings.Join(plan, "\n")
+		for _, index := range c.indexes {
+			if !regexp.MustCompile(`Index (Only )?Scan (Backward )?(using|on) ` + index + `\b`).MatchString(joined) {
+				t.Errorf("%s: plan\n%s\nwant a search of %s", name, joined, index)
+			}
+		}
+		if strings.Contains(joined, "Seq Scan on transfers") || strings.Contains(joined, "Seq Scan on payouts") {
+			t.Errorf("%s: plan\n%s\nwant no scan of the journal or the payouts", name, joined)
+		}
+	}
+}

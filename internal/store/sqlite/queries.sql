@@ -168,3 +168,13 @@ WHERE id IN (SELECT value FROM json_each($1)) ORDER BY next_attempt_at, id;
 -- name: CheckoutsOfCallbacks
 SELECT {{CheckoutColumns}} FROM merchant_checkouts
 WHERE id IN (SELECT checkout_id FROM outbox WHERE id IN (SELECT value FROM json_each($1)));
+
+-- A wallet's page, one faucet's part (sqlstore's queries.sql). SQLite
+-- searches an index by the time's range written on created_at; written as
+-- row comparisons, it would read all the user's payouts from the faucet.
+-- name: PayoutListByRecipient
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, f.name
+FROM payouts p JOIN faucets f ON f.id = p.faucet_id
+WHERE p.faucet_id = $1 AND p.recipient_id = $2 AND ($3 = '' OR p.coin = $3)
+  AND p.created_at BETWEEN $4 AND $5 AND (p.created_at < $5 OR p.id < $6)
+ORDER BY p.created_at DESC, p.id DESC LIMIT $7;

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -72,11 +73,70 @@ func TestSetStatementsSearchByKey(t *testing.T) {
 	}
 }
 
+// TestJournalReadsSearchTheirIndex: the reads D67 moved off the journal's
+// index of payouts by recipient search the index that serves them. A
+// wallet's page reads one range of payouts_faucet_recipient per faucet,
+// in its order (no sort of the user's payouts); a faucet's journal reads
+// transfers_from and transfers_to, whose condition on kind lets SQLite
+// use the index that holds no payouts.
+func TestJournalReadsSearchTheirIndex(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "plan.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	conn, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	src, err := os.ReadFile("../sqlstore/queries.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{}
+	for name, c := range map[string]struct {
+		args []any
+		want []string
+	}{
+		"PayoutListByRecipient": {[]any{1, 2, "", 0, 100, 7, 50}, []string{
+			"SEARCH f USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH p USING INDEX payouts_faucet_recipient (faucet_id=? AND recipient_id=? AND created_at>? AND created_at<?)"}},
+		"TransactionList": {[]any{1, "BTC", 50, 0}, []string{
+			"MULTI-INDEX OR", "INDEX 1", "SEARCH t USING INDEX transfers_from (from_account=? AND coin=?)",
+			"INDEX 2", "SEARCH t USING INDEX transfers_to (to_account=? AND coin=?)",
+			"SEARCH p USING COVERING INDEX sqlite_autoindex_payouts_1 (transfer_id=?) LEFT-JOIN", "USE TEMP B-TREE FOR ORDER BY"}},
+		"TransactionCount": {[]any{1, "BTC"}, []string{
+			"MULTI-INDEX OR", "INDEX 1", "SEARCH transfers USING INDEX transfers_from (from_account=? AND coin=?)",
+			"INDEX 2", "SEARCH transfers USING INDEX transfers_to (to_account=? AND coin=?)"}},
+	} {
+		// The statement as SQLite runs it: its own form, or the shared one.
+		_, rest, ok := strings.Cut(overrides, "-- name: "+name+"\n")
+		if !ok {
+			if _, rest, ok = strings.Cut(string(src), "-- name: "+name+"\n"); !ok {
+				t.Fatalf("queries.sql has no statement %s", name)
+			}
+		}
+		query, _, _ := strings.Cut(rest, ";\n")
+		if got := plan(t, conn, d.Rebind(query), c.args...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+}
+
 // explain is the plan SQLite makes for query over the rows cols.
 func explain(t *testing.T, conn *sql.DB, query string, cols []sqlstore.Column) []string {
 	t.Helper()
 	args, release := bindRows(cols)
 	defer release()
+	return plan(t, conn, query, args...)
+}
+
+// plan is the plan SQLite makes for query with args.
+func plan(t *testing.T, conn *sql.DB, query string, args ...any) []string {
+	t.Helper()
 	rows, err := conn.Query("EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, query)

@@ -55,6 +55,7 @@ type queries struct {
 	ListingRequestListByStatus, ListingRequestDecide                                stmt
 	AuditInsert, AuditList                                                          stmt
 	PayoutListByRecipient, FaucetListPayers, UserAddressRemove                      stmt // the wallet pages
+	PayoutListByRecipientCursor                                                     stmt // the wallet pages
 	PayoutSearch                                                                    stmt // the faucet management pages
 	FaucetKeyPending, KeyTouch                                                      stmt // a faucet's API keys page
 	OperatorLogAdd, OperatorLogList, UserSearch, UserSetEmailVerified               stmt // the operator pages

@@ -400,15 +400,19 @@ ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 -- name: StatsUsersCount
 SELECT COUNT(DISTINCT recipient_id) FROM payouts WHERE faucet_id = $1 AND coin = $2;
 
+-- A faucet's journal in one coin. A faucet account receives no payout,
+-- so what it receives is found through transfers_to, which holds every
+-- transfer but payouts (D67): the condition on kind is what lets each
+-- engine use that index.
 -- name: TransactionList
 SELECT t.id, t.kind, t.coin, CASE WHEN t.to_account = $1 THEN t.amount ELSE -t.amount END,
   COALESCE(p.id, 0), t.created_at
 FROM transfers t LEFT JOIN payouts p ON p.transfer_id = t.id
-WHERE (t.from_account = $1 OR t.to_account = $1) AND t.coin = $2
+WHERE (t.from_account = $1 OR (t.to_account = $1 AND t.kind <> 'payout')) AND t.coin = $2
 ORDER BY t.id DESC LIMIT $3 OFFSET $4;
 
 -- name: TransactionCount
-SELECT COUNT(*) FROM transfers WHERE (from_account = $1 OR to_account = $1) AND coin = $2;
+SELECT COUNT(*) FROM transfers WHERE (from_account = $1 OR (to_account = $1 AND kind <> 'payout')) AND coin = $2;
 
 -- name: NotificationColumns
 id, faucet_id, kind, coin, threshold, balance, created_at, sent_at, attempts, last_error, channel, detail
@@ -610,15 +614,25 @@ UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR
 -- The wallet pages (issue 11).
 
 -- name: PayoutListByRecipient
--- A wallet's payouts are found through its journal (the index transfers_to
--- (to_account, coin, id)), so a page is a range of it; the cursor $4 is a
--- transfer id (0: from the newest), and '' and 0 match every coin and faucet.
-SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at,
-  t.id, f.name
-FROM transfers t JOIN payouts p ON p.transfer_id = t.id JOIN faucets f ON f.id = p.faucet_id
-WHERE t.to_account = $1 AND t.kind = 'payout' AND ($2 = '' OR t.coin = $2)
-  AND (CAST($3 AS BIGINT) = 0 OR p.faucet_id = $3) AND (CAST($4 AS BIGINT) = 0 OR t.id < $4)
-ORDER BY t.id DESC LIMIT $5;
+-- One faucet's part of a page of the payouts a wallet received (D67):
+-- the range of payouts_faucet_recipient for the faucet and the user,
+-- newest first, older than the cursor ($5 the cursor's time, $6 its id)
+-- and no older than $4, the oldest the page can still take. '' matches
+-- every coin. PayoutListByRecipient merges the faucets' parts.
+-- The time's range is given as row comparisons with the recipient ahead
+-- of the time, as PayoutWindowsRecipientRows does, for the same reason:
+-- written on created_at alone, PostgreSQL's generic plan walked the
+-- faucet's payouts by time (payouts_faucet_time, which gives the order)
+-- and kept the user's. SQLite's form is in its queries.sql.
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, f.name
+FROM payouts p JOIN faucets f ON f.id = p.faucet_id
+WHERE p.faucet_id = $1 AND p.recipient_id = $2 AND ($3 = '' OR p.coin = $3)
+  AND (p.recipient_id, p.created_at) >= ($2, $4) AND (p.recipient_id, p.created_at) <= ($2, $5)
+  AND (p.created_at < $5 OR p.id < $6)
+ORDER BY p.created_at DESC, p.id DESC LIMIT $7;
+
+-- name: PayoutListByRecipientCursor
+SELECT created_at FROM payouts WHERE id = $1 AND recipient_id = $2;
 
 -- name: FaucetListPayers
 -- One probe of the index payouts_faucet_recipient per faucet.

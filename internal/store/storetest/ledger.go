@@ -390,8 +390,10 @@ func testTransactionListSignedNewestFirst(t *testing.T, st store.Store) {
 		{"other coin", store.PageParams{ID: f.AccountID, Coin: "DOGE", Limit: 1}, []drip.Transaction{
 			{ID: trDoge, Kind: "payout", Coin: "DOGE", Amount: -40, PayoutID: pDoge, CreatedAt: t0.Add(90 * time.Second)},
 		}, 2},
-		{"the recipient's side", store.PageParams{ID: alice.AccountID, Coin: "BTC", Limit: 50}, []drip.Transaction{
-			{ID: tr1, Kind: "payout", Coin: "BTC", Amount: 100, PayoutID: p1, CreatedAt: t0.Add(time.Minute)},
+		// What an account receives is found through transfers_to, which
+		// holds every transfer but payouts (D67).
+		{"the receiving side", store.PageParams{ID: drip.AccountListing, Coin: "BTC", Limit: 50}, []drip.Transaction{
+			{ID: fee, Kind: "listing_fee", Coin: "BTC", Amount: 50, CreatedAt: t0.Add(3 * time.Minute)},
 		}, 1},
 		{"a coin never held", store.PageParams{ID: f.AccountID, Coin: "LTC", Limit: 50}, nil, 0},
 		{"unknown account", store.PageParams{ID: 999999, Coin: "BTC", Limit: 50}, nil, 0},

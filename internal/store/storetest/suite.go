@@ -81,7 +81,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"ListingRequestsOneOpenPerFaucet", testListingRequests},
 		{"AuditInsertAndListNewestFirstPerFaucet", testAuditInsertAndList},
 		// wallet.go
-		{"PayoutListByRecipientNewestFirstFilteredAndPaged", testPayoutListByRecipient}, {"FaucetListPayersByName", testFaucetListPayers}, {"UserAddressRemoveOnlyTheUsersOwn", testUserAddressRemove},
+		{"PayoutListByRecipientNewestFirstFilteredAndPaged", testPayoutListByRecipient}, {"PayoutListByRecipientMergesFaucets", testPayoutListByRecipientMerges}, {"FaucetListPayersByName", testFaucetListPayers}, {"UserAddressRemoveOnlyTheUsersOwn", testUserAddressRemove},
 		{"PayoutSearchFiltersAndPages", testPayoutSearchFiltersAndPages}, // manage.go
 		// operator.go
 		{"OperatorLogNewestFirstAndPaged", testOperatorLogNewestFirstAndPaged}, {"UserSearchBySubstringPaged", testUserSearchBySubstringPaged}, {"UserSetEmailVerified", testUserSetEmailVerified}, {"CoinSetMinPayout", testCoinSetMinPayout}, {"BalanceTotalsPerCoinAndHolder", testBalanceTotalsPerCoinAndHolder},
