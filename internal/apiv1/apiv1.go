@@ -34,6 +34,7 @@ type Handler struct {
 	clientIP func(*http.Request) netip.Addr
 	ops      map[string]op
 	onReply  func(path string, status int)
+	rewards  *rewards // /payouts' encoded rewards
 }
 
 // op is one v1 operation, run for an authorized caller.
@@ -56,7 +57,7 @@ func New(svc *payout.Service, log *slog.Logger, opts Options) *Handler {
 	if opts.ClientIP == nil {
 		panic("apiv1: Options.ClientIP is required")
 	}
-	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP, onReply: opts.Replied}
+	h := &Handler{svc: svc, log: log, clientIP: opts.ClientIP, onReply: opts.Replied, rewards: newRewards()}
 	h.ops = map[string]op{
 		"/send":         h.send,
 		"/checkaddress": h.checkAddress,
@@ -134,7 +135,12 @@ func (h *Handler) reply(w http.ResponseWriter, r *http.Request, result any, err 
 		}
 		result = errorReply{Status: status, Message: drip.ErrorMessage(err)}
 	}
-	_ = json.NewEncoder(w).Encode(result) // HTTP 200, always (spec 2.1, D20)
+	// HTTP 200, always (spec 2.1, D20)
+	if b, ok := result.(encodedReply); ok {
+		_, _ = w.Write(b)
+	} else {
+		_ = json.NewEncoder(w).Encode(result)
+	}
 	h.replied(r, status)
 }
 
@@ -224,28 +230,12 @@ func (h *Handler) currency(p params) string {
 	return h.svc.DefaultCoin()
 }
 
-type reward struct {
-	To     string `json:"to"`
-	Amount int64  `json:"amount"`
-	Date   string `json:"date"`
-}
-
-type payoutsReply struct {
-	Status  int      `json:"status"`
-	Message string   `json:"message"`
-	Rewards []reward `json:"rewards"`
-}
-
 func (h *Handler) payouts(ctx context.Context, c *payout.Caller, p params) (any, error) {
 	list, err := h.svc.Payouts(ctx, c, p.Get("currency"), parseCount(p.Get("count")))
 	if err != nil {
 		return nil, err
 	}
-	rewards := make([]reward, len(list))
-	for i, po := range list {
-		rewards[i] = reward{To: po.To, Amount: po.Amount, Date: po.CreatedAt.UTC().Format(dateLayout)}
-	}
-	return payoutsReply{Status: 200, Message: "OK", Rewards: rewards}, nil
+	return encodedReply(h.rewards.payoutsBody(list)), nil
 }
 
 type coinName struct {
