@@ -156,16 +156,21 @@ func New(ctx context.Context, st store.Store, opts Options) (*App, error) {
 	// the ledger's batches read it too, for the payments of sends that took
 	// the latest known (gencache.Optimistic), and tell what they read.
 	gen := gencache.NewGeneration(st.CacheGeneration)
+	coins := coin.NewCatalog(st, opts.Now)
+	faucets := faucet.NewService(st, coins, opts.Now)
 	batch := opts.Batch
 	batch.Generation = gen.Observe
+	// The batches' payouts go straight into the faucets' latest payouts
+	// kept in memory (D66).
+	batch.Paid = faucets.Paid
 	a := &App{
 		Metrics: reg, Store: st, Now: opts.Now, Users: users, Log: opts.Log, Prices: opts.Prices, Rate: opts.Rate,
 		idempotencyRetention: opts.IdempotencyRetention, limiter: opts.Limiter, mail: opts.Mail, gen: gen,
-		Keys:   key.NewService(st, opts.Now),
-		Coins:  coin.NewCatalog(st, opts.Now),
-		Ledger: ledger.NewBatched(st, opts.Now, batch),
+		Keys:    key.NewService(st, opts.Now),
+		Coins:   coins,
+		Ledger:  ledger.NewBatched(st, opts.Now, batch),
+		Faucets: faucets,
 	}
-	a.Faucets = faucet.NewService(st, a.Coins, opts.Now)
 	a.Faucets.UseCache(a.gen)
 	a.Keys.UseCache(a.gen)
 	users.UseCache(a.gen)

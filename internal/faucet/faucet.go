@@ -431,3 +431,12 @@ func (s *Service) Payouts(ctx context.Context, f *drip.Faucet, coin string, coun
 	count = min(max(count, 1), 100)
 	return s.recent.get(ctx, s.store, f, coin, count)
 }
+
+// Paid takes a batch's committed payouts of one faucet in one coin into
+// the latest payouts kept in memory (D66), so that Payouts need not read
+// them again: the batch raised the faucet's debit count of coin from
+// before to before+1 (ledger.BatchConfig.Paid). Each payout must be as
+// the store reads it back (its time to the microsecond, in UTC).
+func (s *Service) Paid(faucetID int64, coin string, before int64, payouts []drip.Payout) {
+	s.recent.paid(faucetID, coin, before, payouts)
+}

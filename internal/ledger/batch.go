@@ -36,6 +36,13 @@ type BatchConfig struct {
 	// check its payments' (Payment.Generation), so that the requests that
 	// follow take it (gencache.Generation.Observe).
 	Generation func(gen store.CacheGen)
+	// Paid, when set, is told each committed batch's payouts of a faucet
+	// in one coin, as the store reads them back, with the faucet's debit
+	// count of that coin before the batch, which the batch raised by one
+	// (D66): memory of the faucet's latest payouts takes them in rather
+	// than read them again (faucet.Service.Paid). It is called by the
+	// writer before the batch's callers are answered, so it must be quick.
+	Paid func(faucetID int64, coin string, debitsBefore int64, payouts []drip.Payout)
 }
 
 // Observer is told of group commit's work, for metrics: each committed
@@ -68,6 +75,10 @@ type outcome struct {
 	receipt *Receipt
 	refusal *drip.Error
 	err     error
+	// paid is the payout written, with its faucet's debit count of its
+	// coin before the batch (BatchConfig.Paid), when receipt is set.
+	paid         drip.Payout
+	debitsBefore int64
 }
 
 // batcher runs the writers.
@@ -258,6 +269,9 @@ func (b *batcher) commit(batch []*request) {
 		}
 	}
 	if err == nil {
+		if b.cfg.Paid != nil {
+			b.tellPaid(results)
+		}
 		if o := b.cfg.Observer; o != nil {
 			// The payments decided, paid or refused: not those left
 			// undecided (applyBatch), whose outcome is an error.
@@ -287,6 +301,35 @@ func (b *batcher) commit(batch []*request) {
 	}
 	for _, r := range batch {
 		b.commit([]*request{r})
+	}
+}
+
+// tellPaid tells BatchConfig.Paid a committed batch's payouts, faucet by
+// faucet and coin by coin.
+func (b *batcher) tellPaid(results []outcome) {
+	type group struct {
+		faucet int64
+		coin   string
+	}
+	var order []group
+	paid := map[group][]drip.Payout{}
+	before := map[group]int64{}
+	for _, o := range results {
+		if o.receipt == nil {
+			continue
+		}
+		g := group{o.paid.FaucetID, o.paid.Coin}
+		if _, ok := paid[g]; !ok {
+			order = append(order, g)
+			before[g] = o.debitsBefore
+		}
+		p := o.paid
+		// As the store reads it back: to the microsecond, in UTC.
+		p.CreatedAt = time.UnixMicro(p.CreatedAt.UnixMicro()).UTC()
+		paid[g] = append(paid[g], p)
+	}
+	for _, g := range order {
+		b.cfg.Paid(g.faucet, g.coin, before[g], paid[g])
 	}
 }
 
@@ -467,7 +510,8 @@ func (l *Ledger) decide(ctx context.Context, tx store.Tx, b *books, payments []*
 			batch.Notifications = append(batch.Notifications, *n)
 			batch.Events = append(batch.Events, *lowEv)
 		}
-		results[i] = outcome{receipt: &Receipt{PayoutID: payoutID, Balance: after[i]}}
+		results[i] = outcome{receipt: &Receipt{PayoutID: payoutID, Balance: after[i]},
+			paid: batch.Payouts[len(batch.Payouts)-1].Payout, debitsBefore: b.debits[store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}]}
 	}
 	if err := tx.PayoutsInsert(ctx, batch); err != nil {
 		return nil, err

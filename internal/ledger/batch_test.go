@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/gencache"
@@ -527,6 +530,83 @@ func TestBatchLeavesBoundKeysUnwritten(t *testing.T) {
 		}
 		if b := e.balance(t, f.AccountID, "BTC"); b != 50 {
 			t.Errorf("faucet balance %d, want 50", b)
+		}
+		e.reconciled(t)
+	})
+}
+
+// D66: a committed batch tells BatchConfig.Paid its payouts faucet by
+// faucet and coin by coin, as the store reads them back, each with the
+// faucet's debit count of the coin before the batch; a refused payment
+// is not told, nor is anything of a batch that did not commit.
+func TestBatchTellsItsPayouts(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		a := e.faucet(t, map[string]int64{"BTC": 1_000, "DOGE": 1_000})
+		b := e.faucet(t, map[string]int64{"BTC": 1_000})
+		recipients := e.users8(t)
+		type told struct {
+			faucet int64
+			coin   string
+			before int64
+			ps     []drip.Payout
+		}
+		var mu sync.Mutex
+		var got []told
+		l := ledger.NewBatched(e.st, e.clock.Now, ledger.BatchConfig{MaxSize: 7, MaxWait: time.Second, Writers: 1,
+			Paid: func(faucet int64, coin string, before int64, ps []drip.Payout) {
+				mu.Lock()
+				got = append(got, told{faucet, coin, before, ps})
+				mu.Unlock()
+			}})
+		defer l.Close()
+		// A time with nanoseconds: the store keeps microseconds.
+		e.clock.Advance(1234567 * time.Nanosecond)
+		for round := range 2 {
+			ps := []*ledger.Payment{
+				{Faucet: a, Recipient: recipients[0], To: "one", Coin: "BTC", Amount: 10, IPAddress: "198.51.100.7", Referral: "ref"},
+				{Faucet: a, Recipient: recipients[1], To: "two", Coin: "BTC", Amount: 20},
+				{Faucet: a, Recipient: recipients[2], To: "three", Coin: "DOGE", Amount: 30},
+				{Faucet: b, Recipient: recipients[3], To: "four", Coin: "BTC", Amount: 40},
+				{Faucet: b, Recipient: recipients[4], To: "poor", Coin: "BTC", Amount: 5_000}, // refused
+				{Faucet: a, Recipient: recipients[5], To: "five", Coin: "BTC", Amount: 50},
+				{Faucet: b, Recipient: recipients[6], To: "six", Coin: "BTC", Amount: 60},
+			}
+			_, errs := payAll(l, ps)
+			for i, err := range errs {
+				if (err != nil) != (i == 4) {
+					t.Fatalf("round %d, payment %d: %v", round, i, err)
+				}
+			}
+			e.clock.Advance(time.Second)
+		}
+		// Each faucet and coin: what was told, batch by batch, newest batch
+		// first, is what the store lists; the count before each batch is
+		// the one after the batch before it.
+		for _, fc := range []struct {
+			f    *drip.Faucet
+			coin string
+		}{{a, "BTC"}, {a, "DOGE"}, {b, "BTC"}} {
+			stored, err := e.st.PayoutList(ctx, &store.PayoutListParams{FaucetID: fc.f.ID, Coin: fc.coin, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fromTold []drip.Payout
+			var befores []int64
+			for _, g := range got {
+				if g.faucet == fc.f.ID && g.coin == fc.coin {
+					befores = append(befores, g.before)
+					batch := slices.Clone(g.ps)
+					slices.Reverse(batch) // a batch's payouts share a time; the later id first
+					fromTold = append(batch, fromTold...)
+				}
+			}
+			if diff := cmp.Diff(stored, fromTold); diff != "" {
+				t.Errorf("faucet %d %s: stored payouts (-) against those told (+):\n%s", fc.f.ID, fc.coin, diff)
+			}
+			if !slices.Equal(befores, []int64{0, 1}) {
+				t.Errorf("faucet %d %s: counts before its batches %v, want [0 1]", fc.f.ID, fc.coin, befores)
+			}
 		}
 		e.reconciled(t)
 	})

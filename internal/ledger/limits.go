@@ -21,6 +21,8 @@ type books struct {
 	tx       store.Tx
 	now      time.Time
 	balances map[store.BalanceKey]int64
+	// debits are the held balances' debit counts before the batch (D66).
+	debits map[store.BalanceKey]int64
 	// transferIDs and payoutIDs are reserved for the batch, one of each per
 	// payment; the paid ones take them in order.
 	transferIDs, payoutIDs []int64
@@ -94,7 +96,7 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 	if err != nil {
 		return nil, err
 	}
-	b.balances, b.transferIDs, b.payoutIDs = read.Balances, read.TransferIDs, read.PayoutIDs
+	b.balances, b.debits, b.transferIDs, b.payoutIDs = read.Balances, read.Debits, read.TransferIDs, read.PayoutIDs
 	b.generation, b.bound = read.Generation, read.Bound
 	for i, k := range windows {
 		*b.windows[k] = window{count: read.Windows[i].Count, sum: read.Windows[i].Sum}

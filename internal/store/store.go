@@ -89,10 +89,11 @@ type Reader interface {
 	FaucetListByOwner(ctx context.Context, ownerID int64) ([]drip.Faucet, error)
 
 	BalanceGet(ctx context.Context, accountID int64, coin string) (int64, error)
-	// BalanceDebits sums how many debits the account's balance of coin
-	// ("": of every coin) has taken. It only grows, and a transaction
-	// that writes a faucet's payouts raises it (D66).
-	BalanceDebits(ctx context.Context, accountID int64, coin string) (int64, error)
+	// BalanceDebits is how many debits each of the account's balances of
+	// coin ("": of every coin) has taken, by coin. A count only grows, and
+	// a transaction that writes a faucet's payouts of a coin raises the
+	// faucet's count of that coin (D66).
+	BalanceDebits(ctx context.Context, accountID int64, coin string) ([]DebitCount, error)
 	BalanceList(ctx context.Context, accountID int64) ([]drip.Balance, error)
 
 	PayoutList(ctx context.Context, p *PayoutListParams) ([]drip.Payout, error)
@@ -687,10 +688,18 @@ type IdempotencyKey struct {
 // PayoutBooks is what PayoutsOpen read and reserved.
 type PayoutBooks struct {
 	Balances               map[BalanceKey]int64    // a balance never held is absent: zero
+	Debits                 map[BalanceKey]int64    // each held balance's debit count (D66), before the batch
 	Windows                []PayoutCount           // one per PayoutsOpenParams.Windows, in order
 	TransferIDs, PayoutIDs []int64                 // IDs each, in ascending order
 	Generation             CacheGen                // when PayoutsOpenParams.Generation
 	Bound                  map[IdempotencyKey]bool // the PayoutsOpenParams.Idempotency bound already
+}
+
+// DebitCount is how many debits an account's balance of one coin has
+// taken (D66).
+type DebitCount struct {
+	Coin   string
+	Debits int64
 }
 
 // CacheGen is the cache generation (D63): two counters that only grow,

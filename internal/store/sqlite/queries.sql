@@ -28,7 +28,7 @@ SELECT account_id, coin, amount FROM balances WHERE account_id = $1 AND coin = $
 SELECT f.id FROM drip_rows AS r CROSS JOIN faucets AS f WHERE r.handle = $1 AND f.id = r.c0;
 
 -- name: BalancesLockRows
-SELECT b.account_id, b.coin, b.amount FROM drip_rows AS r CROSS JOIN balances AS b
+SELECT b.account_id, b.coin, b.amount, b.debits FROM drip_rows AS r CROSS JOIN balances AS b
 WHERE r.handle = $1 AND b.account_id = r.c0 AND b.coin = r.c1;
 
 -- name: BalancesDebitRows

@@ -17,7 +17,8 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	// balances by ascending account and coin.
 	faucets, keys, n := slices.Sorted(slices.Values(p.Faucets)), slices.Clone(p.Balances), p.IDs
 	slices.SortFunc(keys, compareBalanceKeys)
-	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys)), Windows: make([]store.PayoutCount, len(p.Windows))}
+	b := &store.PayoutBooks{Balances: make(map[store.BalanceKey]int64, len(keys)), Debits: make(map[store.BalanceKey]int64, len(keys)),
+		Windows: make([]store.PayoutCount, len(p.Windows))}
 	calls := make([]call, 0, len(faucets)+len(keys)+len(p.Windows)+len(p.Idempotency)+2)
 	if p.Generation {
 		calls = append(calls, call{s: q.q.CacheGeneration, scan: func(r Rows) error { return r.Scan(&b.Generation.Keys, &b.Generation.Recipients) }})
@@ -34,9 +35,9 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	}
 	calls = append(calls, q.rowCalls(q.q.BalanceLock, q.q.BalancesLockRows, []Column{ints("account_id", accounts), texts("coin", coins)}, call{scan: func(r Rows) error {
 		var k store.BalanceKey
-		var amount int64
-		err := r.Scan(&k.Account, &k.Coin, &amount)
-		b.Balances[k] = amount
+		var amount, debits int64
+		err := r.Scan(&k.Account, &k.Coin, &amount, &debits)
+		b.Balances[k], b.Debits[k] = amount, debits
 		return err
 	}})...)
 	calls = append(calls, q.windowCalls(p.Windows, b.Windows)...)

@@ -123,7 +123,7 @@ SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
 -- payouts list cached on each node is served only while the sum is
 -- unchanged.
 -- name: BalanceDebits
-SELECT CAST(COALESCE(SUM(debits), 0) AS BIGINT) FROM balances WHERE account_id = $1 AND ($2 = '' OR coin = $2);
+SELECT coin, debits FROM balances WHERE account_id = $1 AND ($2 = '' OR coin = $2) ORDER BY coin;
 
 -- name: BalanceList
 SELECT b.coin, b.amount FROM balances b JOIN coins c ON c.symbol = b.coin
@@ -152,7 +152,7 @@ RETURNING amount;
 -- queries.sql. Its reads that lock nothing are set forms whose rows each
 -- search their own index (LATERAL): IdempotencyBoundRows and the windows.
 -- name: BalanceLock
-SELECT account_id, coin, amount FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
+SELECT account_id, coin, amount, debits FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
 
 -- Other batch writes take their rows as one array parameter a column
 -- (below), so a batch of any size is one statement.

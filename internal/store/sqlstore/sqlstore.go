@@ -437,10 +437,15 @@ func (q *querier) BalanceGet(ctx context.Context, accountID int64, coin string) 
 	return amount, err
 }
 
-func (q *querier) BalanceDebits(ctx context.Context, accountID int64, coin string) (int64, error) {
-	var n int64
-	err := q.scanRow(ctx, q.q.BalanceDebits, []any{accountID, coin}, &n)
-	return n, err
+func (q *querier) BalanceDebits(ctx context.Context, accountID int64, coin string) ([]store.DebitCount, error) {
+	var out []store.DebitCount
+	err := q.list(ctx, q.q.BalanceDebits, []any{accountID, coin}, func(r Rows) error {
+		var c store.DebitCount
+		err := r.Scan(&c.Coin, &c.Debits)
+		out = append(out, c)
+		return err
+	})
+	return out, err
 }
 
 func (q *querier) BalanceList(ctx context.Context, accountID int64) ([]drip.Balance, error) {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -226,11 +227,21 @@ func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 		}
 	}
 	// Each debit counts once; credits do not (D66).
+	// want's counts are summed over the coins BalanceDebits lists (coin
+	// "": every coin the account holds).
 	debits := func(when string, want map[store.BalanceKey]int64) {
 		t.Helper()
 		for k, n := range want {
-			if got, err := st.BalanceDebits(ctx, k.Account, k.Coin); err != nil || got != n {
-				t.Errorf("%s: BalanceDebits(%d, %q) = %d, %v; want %d", when, k.Account, k.Coin, got, err, n)
+			counts, err := st.BalanceDebits(ctx, k.Account, k.Coin)
+			var got int64
+			for _, c := range counts {
+				got += c.Debits
+				if k.Coin != "" && c.Coin != k.Coin {
+					t.Errorf("%s: BalanceDebits(%d, %q) lists coin %q", when, k.Account, k.Coin, c.Coin)
+				}
+			}
+			if err != nil || got != n {
+				t.Errorf("%s: BalanceDebits(%d, %q) = %v (sum %d), %v; want sum %d", when, k.Account, k.Coin, counts, got, err, n)
 			}
 		}
 	}
@@ -254,6 +265,24 @@ func testPayoutsOpenAndDebit(t *testing.T, st store.Store) {
 		return err
 	})
 	debits("after a debit of DOGE and a credit of BTC", map[store.BalanceKey]int64{ka: 1, kaDoge: 1, every(a.AccountID): 2})
+	// Every coin's count, by coin: what a list of every coin is kept under.
+	if got, err := st.BalanceDebits(ctx, a.AccountID, ""); err != nil ||
+		!slices.Equal(got, []store.DebitCount{{Coin: "BTC", Debits: 1}, {Coin: "DOGE", Debits: 1}}) {
+		t.Errorf("BalanceDebits(%d, \"\") = %v, %v; want BTC 1 and DOGE 1", a.AccountID, got, err)
+	}
+	// The books of a batch hold each balance's count before it, read
+	// under its lock: a batch raises it by one.
+	transact(t, st, func(ctx context.Context, tx store.Tx) error {
+		books, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Balances: []store.BalanceKey{ka, kaDoge}, IDs: 1})
+		if err != nil {
+			return err
+		}
+		if want := map[store.BalanceKey]int64{ka: 1, kaDoge: 1}; !maps.Equal(books.Debits, want) {
+			t.Errorf("PayoutsOpen's debit counts = %v, want %v", books.Debits, want)
+		}
+		return tx.PayoutsInsert(ctx, &store.PayoutBatch{Debits: map[store.BalanceKey]int64{ka: 1}, CreatedAt: time.Now()})
+	})
+	debits("after a batch of BTC", map[store.BalanceKey]int64{ka: 2, kaDoge: 1})
 	err = try(st, func(ctx context.Context, tx store.Tx) error {
 		_, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Faucets: []int64{f.ID, 999999}, Balances: []store.BalanceKey{ka}, IDs: 1})
 		return err
