@@ -119,9 +119,9 @@ SELECT id FROM faucets WHERE id = $1 FOR NO KEY UPDATE;
 -- name: BalanceGet
 SELECT amount FROM balances WHERE account_id = $1 AND coin = $2;
 
--- The debits a balance has taken (migration 0020, D66): the faucet's
--- payouts list cached on each node is served only while the sum is
--- unchanged.
+-- The debits each balance has taken (migration 0020, D66), by coin: a
+-- faucet's payouts list kept on each node is served only while no count
+-- has passed the list's.
 -- name: BalanceDebits
 SELECT coin, debits FROM balances WHERE account_id = $1 AND ($2 = '' OR coin = $2) ORDER BY coin;
 
