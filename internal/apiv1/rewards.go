@@ -20,14 +20,6 @@ type reward struct {
 	Date   string `json:"date"`
 }
 
-// payoutsReply is the shape of a /payouts reply (spec 2.1), which
-// payoutsBody writes.
-type payoutsReply struct {
-	Status  int      `json:"status"`
-	Message string   `json:"message"`
-	Rewards []reward `json:"rewards"`
-}
-
 // encodedReply is a reply's body already encoded, written as it is.
 type encodedReply []byte
 
@@ -43,8 +35,9 @@ type rewards struct {
 
 func newRewards() *rewards { return &rewards{kept: make(map[int64][]byte)} }
 
-// payoutsBody is the /payouts reply listing list, exactly as encoding a
-// payoutsReply with encoding/json writes it, newline included.
+// payoutsBody is the /payouts reply listing list (spec 2.1: status,
+// message, rewards), exactly as encoding/json writes the reply of a
+// struct of those three members, newline included (rewards_test.go).
 func (c *rewards) payoutsBody(list []drip.Payout) []byte {
 	const head, tail = `{"status":200,"message":"OK","rewards":[`, "]}\n"
 	c.mu.Lock()

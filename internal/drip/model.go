@@ -1,6 +1,7 @@
 package drip
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"net/netip"
@@ -188,6 +189,16 @@ type Payout struct {
 	IPAddress   string
 	Referral    string
 	CreatedAt   time.Time
+}
+
+// NewestFirst orders payouts as every list of them is ordered (the
+// stores' ORDER BY created_at DESC, id DESC): the later first, and of one
+// time the larger id first. It is a comparison for slices.SortFunc.
+func NewestFirst(a, b Payout) int {
+	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.ID, a.ID)
 }
 
 // Event types recorded in the outbox for webhooks (D51).

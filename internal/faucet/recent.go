@@ -1,7 +1,6 @@
 package faucet
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -207,12 +206,12 @@ func withDebits(counts []store.DebitCount, coin string, n int64) []store.DebitCo
 }
 
 // newest is the first limit of kept and added together, in a list's
-// order (PayoutList's: the newest first, by time then id), each payout
+// order (drip.NewestFirst), each payout
 // once: kept may hold some of added already, when it was read after the
 // batch committed.
 func newest(kept, added []drip.Payout, limit int) []drip.Payout {
 	added = slices.Clone(added)
-	slices.SortFunc(added, newerFirst)
+	slices.SortFunc(added, drip.NewestFirst)
 	in := make(map[int64]bool, len(added))
 	for _, p := range added {
 		in[p.ID] = true
@@ -225,7 +224,7 @@ func newest(kept, added []drip.Payout, limit int) []drip.Payout {
 			continue
 		}
 		switch {
-		case i < len(kept) && (j == len(added) || newerFirst(kept[i], added[j]) < 0):
+		case i < len(kept) && (j == len(added) || drip.NewestFirst(kept[i], added[j]) < 0):
 			out = append(out, kept[i])
 			i++
 		case j < len(added):
@@ -236,13 +235,4 @@ func newest(kept, added []drip.Payout, limit int) []drip.Payout {
 		}
 	}
 	return out
-}
-
-// newerFirst orders payouts as PayoutList does: created_at, then id,
-// both descending.
-func newerFirst(a, b drip.Payout) int {
-	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-		return c
-	}
-	return cmp.Compare(b.ID, a.ID)
 }

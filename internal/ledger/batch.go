@@ -308,28 +308,32 @@ func (b *batcher) commit(batch []*request) {
 // faucet and coin by coin.
 func (b *batcher) tellPaid(results []outcome) {
 	type group struct {
+		before  int64
+		payouts []drip.Payout
+	}
+	type key struct {
 		faucet int64
 		coin   string
 	}
-	var order []group
-	paid := map[group][]drip.Payout{}
-	before := map[group]int64{}
+	var groups []*group
+	index := map[key]*group{}
 	for _, o := range results {
 		if o.receipt == nil {
 			continue
 		}
-		g := group{o.paid.FaucetID, o.paid.Coin}
-		if _, ok := paid[g]; !ok {
-			order = append(order, g)
-			before[g] = o.debitsBefore
+		k := key{o.paid.FaucetID, o.paid.Coin}
+		g := index[k]
+		if g == nil {
+			g = &group{before: o.debitsBefore}
+			index[k] = g
+			groups = append(groups, g)
 		}
 		p := o.paid
-		// As the store reads it back: to the microsecond, in UTC.
-		p.CreatedAt = time.UnixMicro(p.CreatedAt.UnixMicro()).UTC()
-		paid[g] = append(paid[g], p)
+		p.CreatedAt = store.AsStored(p.CreatedAt)
+		g.payouts = append(g.payouts, p)
 	}
-	for _, g := range order {
-		b.cfg.Paid(g.faucet, g.coin, before[g], paid[g])
+	for _, g := range groups {
+		b.cfg.Paid(g.payouts[0].FaucetID, g.payouts[0].Coin, g.before, g.payouts)
 	}
 }
 

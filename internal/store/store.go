@@ -695,6 +695,9 @@ type PayoutBooks struct {
 	Bound                  map[IdempotencyKey]bool // the PayoutsOpenParams.Idempotency bound already
 }
 
+// AsStored is t as a store reads it back: to the microsecond, in UTC.
+func AsStored(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
+
 // DebitCount is how many debits an account's balance of one coin has
 // taken (D66).
 type DebitCount struct {

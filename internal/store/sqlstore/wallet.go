@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -64,12 +63,7 @@ func (q *querier) PayoutListByRecipient(ctx context.Context, p *store.PayoutList
 		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(out, func(a, b store.ReceivedPayout) int {
-			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.ID, a.ID)
-		})
+		slices.SortFunc(out, func(a, b store.ReceivedPayout) int { return drip.NewestFirst(a.Payout, b.Payout) })
 		if len(out) >= p.Limit {
 			out = out[:p.Limit]
 			oldest = micros(out[len(out)-1].CreatedAt)
