@@ -75,10 +75,14 @@ type outcome struct {
 	receipt *Receipt
 	refusal *drip.Error
 	err     error
-	// paid is the payout written, with its faucet's debit count of its
-	// coin before the batch (BatchConfig.Paid), when receipt is set.
-	paid         drip.Payout
-	debitsBefore int64
+}
+
+// written is what a batch wrote that BatchConfig.Paid is told once it
+// commits: its payouts, and the debit counts before it of the balances
+// that paid them (D66).
+type written struct {
+	payouts []store.BatchPayout
+	debits  map[store.BalanceKey]int64
 }
 
 // batcher runs the writers.
@@ -242,9 +246,10 @@ func (b *batcher) commit(batch []*request) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-SettleMargin))
 	defer cancel()
 	var results []outcome
+	var wrote written
 	err := b.l.store.Transact(ctx, func(tx store.Tx) error {
 		var err error
-		results, err = b.l.applyBatch(ctx, tx, payments, b.l.now())
+		results, wrote, err = b.l.applyBatch(ctx, tx, payments, b.l.now())
 		return err
 	})
 	if errors.Is(err, store.ErrCommitUnknown) {
@@ -270,7 +275,7 @@ func (b *batcher) commit(batch []*request) {
 	}
 	if err == nil {
 		if b.cfg.Paid != nil {
-			b.tellPaid(results)
+			b.tellPaid(wrote)
 		}
 		if o := b.cfg.Observer; o != nil {
 			// The payments decided, paid or refused: not those left
@@ -306,34 +311,21 @@ func (b *batcher) commit(batch []*request) {
 
 // tellPaid tells BatchConfig.Paid a committed batch's payouts, faucet by
 // faucet and coin by coin.
-func (b *batcher) tellPaid(results []outcome) {
-	type group struct {
-		before  int64
-		payouts []drip.Payout
-	}
-	type key struct {
-		faucet int64
-		coin   string
-	}
-	var groups []*group
-	index := map[key]*group{}
-	for _, o := range results {
-		if o.receipt == nil {
-			continue
+func (b *batcher) tellPaid(w written) {
+	var order []store.BalanceKey // the faucets' balances, as first paid from
+	paid := map[store.BalanceKey][]drip.Payout{}
+	for _, bp := range w.payouts {
+		k := store.BalanceKey{Account: bp.From, Coin: bp.Payout.Coin}
+		if _, ok := paid[k]; !ok {
+			order = append(order, k)
 		}
-		k := key{o.paid.FaucetID, o.paid.Coin}
-		g := index[k]
-		if g == nil {
-			g = &group{before: o.debitsBefore}
-			index[k] = g
-			groups = append(groups, g)
-		}
-		p := o.paid
+		p := bp.Payout
 		p.CreatedAt = store.AsStored(p.CreatedAt)
-		g.payouts = append(g.payouts, p)
+		paid[k] = append(paid[k], p)
 	}
-	for _, g := range groups {
-		b.cfg.Paid(g.payouts[0].FaucetID, g.payouts[0].Coin, g.before, g.payouts)
+	for _, k := range order {
+		ps := paid[k]
+		b.cfg.Paid(ps[0].FaucetID, k.Coin, w.debits[k], ps)
 	}
 }
 
@@ -392,10 +384,10 @@ func (b *batcher) settle(ctx context.Context, p *Payment) (bool, error) {
 // books read the generation, in the transaction, after its request
 // arrived), and one whose idempotency key a payout has bound already
 // (D35), which its caller replays.
-func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, error) {
+func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Payment, now time.Time) ([]outcome, written, error) {
 	b, err := openBooks(ctx, tx, payments, now)
 	if err != nil {
-		return nil, err
+		return nil, written{}, err
 	}
 	if b.generation != (store.CacheGen{}) && l.generation != nil {
 		l.generation(b.generation) // read for the payments below: requests to come take it
@@ -412,7 +404,8 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 		return nil
 	}
 	if !slices.ContainsFunc(payments, func(p *Payment) bool { return undecided(p) != nil }) {
-		return l.decide(ctx, tx, b, payments, now)
+		results, err := l.decide(ctx, tx, b, payments, now)
+		return results, written{b.written, b.debits}, err
 	}
 	// What the books hold for the undecided is unused: ids reserved for
 	// them are gaps, as a refused payment's are.
@@ -429,13 +422,13 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	if len(live) > 0 {
 		decided, err := l.decide(ctx, tx, b, live, now)
 		if err != nil {
-			return nil, err
+			return nil, written{}, err
 		}
 		for j, o := range decided {
 			results[at[j]] = o
 		}
 	}
-	return results, nil
+	return results, written{b.written, b.debits}, nil
 }
 
 // decide decides payments against the books b and writes their outcomes.
@@ -514,11 +507,11 @@ func (l *Ledger) decide(ctx context.Context, tx store.Tx, b *books, payments []*
 			batch.Notifications = append(batch.Notifications, *n)
 			batch.Events = append(batch.Events, *lowEv)
 		}
-		results[i] = outcome{receipt: &Receipt{PayoutID: payoutID, Balance: after[i]},
-			paid: batch.Payouts[len(batch.Payouts)-1].Payout, debitsBefore: b.debits[store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}]}
+		results[i] = outcome{receipt: &Receipt{PayoutID: payoutID, Balance: after[i]}}
 	}
 	if err := tx.PayoutsInsert(ctx, batch); err != nil {
 		return nil, err
 	}
+	b.written = batch.Payouts
 	return results, nil
 }

@@ -23,6 +23,8 @@ type books struct {
 	balances map[store.BalanceKey]int64
 	// debits are the held balances' debit counts before the batch (D66).
 	debits map[store.BalanceKey]int64
+	// written are the payouts the batch wrote (decide).
+	written []store.BatchPayout
 	// transferIDs and payoutIDs are reserved for the batch, one of each per
 	// payment; the paid ones take them in order.
 	transferIDs, payoutIDs []int64
