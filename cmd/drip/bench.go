@@ -33,6 +33,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	webhookBacklog := fs.String("webhook-backlog", "", "deliveries in the webhooks scenario's backlog (default 100k; --short 2000)")
 	batchMax := fs.String("batch-max", "", "passed to drip serve as --batch-max when given")
 	batchWait := fs.String("batch-wait", "", "passed to drip serve as --batch-wait when given")
+	batchWriters := fs.String("batch-writers", "", "passed to drip serve as --batch-writers when given")
 	serverProfile := fs.String("server-cpu-profile", "", "passed to drip serve as --cpu-profile: the server's CPU profile over the whole bench")
 	fs.BoolVar(&cfg.Short, "short", false, "CI mode: small figures, a few seconds in all; the gates are what counts")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -78,6 +79,9 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *batchWait != "" {
 		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-wait", *batchWait)
+	}
+	if *batchWriters != "" {
+		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-writers", *batchWriters)
 	}
 	if *serverProfile != "" {
 		cfg.ServeArgs = append(cfg.ServeArgs, "--cpu-profile", *serverProfile)

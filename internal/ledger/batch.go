@@ -29,6 +29,7 @@ type BatchConfig struct {
 	// of faucets. One hot faucet batches in one writer; payouts spread over
 	// many faucets batch per writer, not per faucet. SQLite has one writer
 	// connection, so more writers than one only queue for it there.
+	// DefaultBatch says why one is the default on PostgreSQL too.
 	Writers int
 	// Observer is told of each committed batch (metrics); nil: no one.
 	Observer Observer
@@ -54,13 +55,18 @@ type Observer interface {
 	PaymentCommitted(wait time.Duration)
 }
 
-// DefaultBatch is the batching of a store's engine.
-func DefaultBatch(engine string) BatchConfig {
-	c := BatchConfig{MaxSize: 512, MaxWait: 0, Writers: 4}
-	if engine == "sqlite" {
-		c.Writers = 1
-	}
-	return c
+// DefaultBatch is the batching a node runs with unless told otherwise:
+// one writer on either engine. On PostgreSQL, four writers (the default
+// until round seventeen of issue 16) split payouts spread over many
+// faucets into four transactions at once, each about a quarter the size
+// of one writer's batch, each with its own statements and commit, all
+// inserting at the same newest ids of the payout tables. The ledger
+// alone spent 2.3 times the machine's CPU a payout that way, and over
+// HTTP a node paid 28-59% fewer payouts with twice the p99 (BENCHMARKS.md,
+// round seventeen). One writer's batches grow with the load instead.
+// Several nodes still write at once, one writer each.
+func DefaultBatch() BatchConfig {
+	return BatchConfig{MaxSize: 512, MaxWait: 0, Writers: 1}
 }
 
 // request is one payment waiting for its batch.
@@ -97,7 +103,7 @@ type batcher struct {
 }
 
 func newBatcher(l *Ledger, cfg BatchConfig) *batcher {
-	def := DefaultBatch(l.store.Engine())
+	def := DefaultBatch()
 	if cfg.MaxSize <= 0 {
 		cfg.MaxSize = def.MaxSize
 	}
