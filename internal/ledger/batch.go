@@ -62,7 +62,7 @@ type Observer interface {
 // of one writer's batch, each with its own statements and commit, all
 // inserting at the same newest ids of the payout tables. The ledger
 // alone spent 2.3 times the machine's CPU a payout that way, and over
-// HTTP a node paid 28-59% fewer payouts with twice the p99 (BENCHMARKS.md,
+// HTTP a node paid 22-39% fewer payouts at twice the p99 (BENCHMARKS.md,
 // round seventeen). One writer's batches grow with the load instead.
 // Several nodes still write at once, one writer each.
 func DefaultBatch() BatchConfig {
