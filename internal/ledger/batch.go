@@ -61,7 +61,7 @@ type Observer interface {
 // faucets into four transactions at once, each about a quarter the size
 // of one writer's batch, each with its own statements and commit, all
 // inserting at the same newest ids of the payout tables. The ledger
-// alone spent 2.3 times the machine's CPU a payout that way, and over
+// alone spent twice the machine's CPU a payout that way, and over
 // HTTP a node paid 22-39% fewer payouts at twice the p99 (BENCHMARKS.md,
 // round seventeen). One writer's batches grow with the load instead.
 // Several nodes still write at once, one writer each.

@@ -50,7 +50,7 @@ func New(st store.Store, now func() time.Time) *Ledger {
 }
 
 // NewBatched returns a ledger whose payments are group-committed as cfg
-// says (zero fields take the engine's defaults, DefaultBatch).
+// says (zero fields take the defaults, DefaultBatch).
 func NewBatched(st store.Store, now func() time.Time, cfg BatchConfig) *Ledger {
 	if now == nil {
 		now = time.Now
