@@ -74,17 +74,14 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case len(backlog) == 1:
 		cfg.WebhookBacklog = backlog[0]
 	}
-	if *batchMax != "" {
-		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-max", *batchMax)
-	}
-	if *batchWait != "" {
-		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-wait", *batchWait)
-	}
-	if *batchWriters != "" {
-		cfg.ServeArgs = append(cfg.ServeArgs, "--batch-writers", *batchWriters)
-	}
-	if *serverProfile != "" {
-		cfg.ServeArgs = append(cfg.ServeArgs, "--cpu-profile", *serverProfile)
+	// The flags passed on to drip serve, as given.
+	for _, pass := range []struct {
+		serveFlag string
+		value     *string
+	}{{"--batch-max", batchMax}, {"--batch-wait", batchWait}, {"--batch-writers", batchWriters}, {"--cpu-profile", serverProfile}} {
+		if *pass.value != "" {
+			cfg.ServeArgs = append(cfg.ServeArgs, pass.serveFlag, *pass.value)
+		}
 	}
 	if cfg.Executable, err = os.Executable(); err != nil {
 		return err

@@ -206,9 +206,8 @@ func withDebits(counts []store.DebitCount, coin string, n int64) []store.DebitCo
 }
 
 // newest is the first limit of kept and added together, in a list's
-// order (drip.NewestFirst), each payout
-// once: kept may hold some of added already, when it was read after the
-// batch committed.
+// order (drip.NewestFirst), each payout once: kept may hold some of added
+// already, when it was read after the batch committed.
 func newest(kept, added []drip.Payout, limit int) []drip.Payout {
 	added = slices.Clone(added)
 	slices.SortFunc(added, drip.NewestFirst)

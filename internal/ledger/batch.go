@@ -411,7 +411,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 	}
 	if !slices.ContainsFunc(payments, func(p *Payment) bool { return undecided(p) != nil }) {
 		results, err := l.decide(ctx, tx, b, payments, now)
-		return results, written{b.written, b.debits}, err
+		return results, b.wrote(), err
 	}
 	// What the books hold for the undecided is unused: ids reserved for
 	// them are gaps, as a refused payment's are.
@@ -434,7 +434,7 @@ func (l *Ledger) applyBatch(ctx context.Context, tx store.Tx, payments []*Paymen
 			results[at[j]] = o
 		}
 	}
-	return results, written{b.written, b.debits}, nil
+	return results, b.wrote(), nil
 }
 
 // decide decides payments against the books b and writes their outcomes.

@@ -106,6 +106,9 @@ func openBooks(ctx context.Context, tx store.Tx, payments []*Payment, now time.T
 	return b, nil
 }
 
+// wrote is what the batch wrote, for BatchConfig.Paid once it commits.
+func (b *books) wrote() written { return written{payouts: b.written, debits: b.debits} }
+
 // decide is the refusal of p, or nil when p is to be paid, judged in the
 // order the ledger has always checked: the owner's send limits (D41), the
 // key's daily USD cap (D36), the balance (D5).
