@@ -215,6 +215,28 @@ func TestSetFormsSearchTheirIndex(t *testing.T) {
 	}
 }
 
+// TestFaucetReadsSearchByCoin: the reads of a faucet's payouts in every
+// coin (D68) search payouts_faucet_coin_time, one coin at a time, under
+// the generic plan of a prepared statement, on tables not yet analyzed:
+// no index orders a faucet's payouts by time alone, and a search by
+// faucet alone would read all its payouts, in every coin, since the first.
+func TestFaucetReadsSearchByCoin(t *testing.T) {
+	requirePostgres(t)
+	plan := genericPlans(t, connect(t))
+	byCoin := regexp.MustCompile(`Index (Only )?Scan (Backward )?using payouts_faucet_coin_time on payouts\b.*\n\s+Index Cond: \(\(faucet_id = \$1\) AND \(coin = c\.symbol\)`)
+	for name, args := range map[string]string{
+		"PayoutList":         "1, 50",
+		"PayoutWindowFaucet": "1, 0, ''",
+		"StatsDaily":         "1, 0",
+		"PayoutSearch":       "1, '', 0, '', 7, 50",
+	} {
+		joined := plan(name, args)
+		if !byCoin.MatchString(joined) || strings.Contains(joined, "Seq Scan on payouts") {
+			t.Errorf("%s: plan\n%s\nwant a search of payouts_faucet_coin_time by faucet and coin", name, joined)
+		}
+	}
+}
+
 // TestJournalReadsSearchTheirIndex: the reads D67 moved off the journal's
 // index of payouts by recipient search the index that serves them, under
 // the generic plan of a prepared statement, on tables not yet analyzed.
@@ -253,7 +275,10 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 // genericPlans returns plan: the plan PostgreSQL keeps for a statement of
 // sqlstore's queries.sql prepared on conn (a test's own, to a fresh schema
 // whose tables are not yet analyzed), executed with args (SQL literals),
-// under the generic plan a prepared statement settles on.
+// under the generic plan a prepared statement settles on. A {{Name}} in
+// the statement is the named block, as sqlstore includes it.
+var include = regexp.MustCompile(`\{\{(\w+)\}\}`)
+
 func genericPlans(t *testing.T, conn *pgx.Conn) (plan func(name, args string) string) {
 	t.Helper()
 	ctx := context.Background()
@@ -271,6 +296,11 @@ func genericPlans(t *testing.T, conn *pgx.Conn) (plan func(name, args string) st
 			t.Fatalf("queries.sql has no statement %s", name)
 		}
 		query, _, _ := strings.Cut(rest, ";\n")
+		query = include.ReplaceAllStringFunc(query, func(ref string) string {
+			_, body, _ := strings.Cut(string(src), "-- name: "+ref[2:len(ref)-2]+"\n")
+			body, _, _ = strings.Cut(body, "\n\n") // an included block has no ";"
+			return strings.TrimSpace(body)
+		})
 		if _, err := conn.Exec(ctx, "PREPARE "+name+" AS "+query); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

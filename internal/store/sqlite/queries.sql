@@ -178,3 +178,36 @@ FROM payouts p JOIN faucets f ON f.id = p.faucet_id
 WHERE p.faucet_id = $1 AND p.recipient_id = $2 AND ($3 = '' OR p.coin = $3)
   AND p.created_at BETWEEN $4 AND $5 AND (p.created_at < $5 OR p.id < $6)
 ORDER BY p.created_at DESC, p.id DESC LIMIT $7;
+
+-- A faucet's payouts in every coin, merged from one range of
+-- payouts_faucet_coin_time per coin of the catalogue (D68; sqlstore's
+-- queries.sql). SQLite has no LATERAL: the merges take each coin's range
+-- as a correlated list of ids, which SQLite reads once per coin and then
+-- finds by rowid; the sums take the coins as an IN list, which SQLite
+-- searches one coin's range at a time.
+-- name: PayoutList
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at
+FROM coins c JOIN payouts p ON p.id IN (
+  SELECT q.id FROM payouts q WHERE q.faucet_id = $1 AND q.coin = c.symbol
+  ORDER BY q.created_at DESC, q.id DESC LIMIT $2)
+ORDER BY p.created_at DESC, p.id DESC LIMIT $2;
+
+-- name: PayoutWindowFaucet
+SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
+WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins WHERE $3 = '' OR symbol = $3) AND created_at >= $2;
+
+-- name: StatsDaily
+SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id)
+FROM payouts WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins) AND created_at >= $2
+GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
+
+-- name: PayoutSearch
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
+FROM coins c JOIN payouts p ON p.id IN (
+  SELECT q.id FROM payouts q
+  WHERE q.faucet_id = $1 AND q.coin = c.symbol AND ($3 = 0 OR q.recipient_id = $3) AND ($4 = '' OR q.referral = $4)
+    AND ($5 = 0 OR (q.created_at, q.id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+  ORDER BY q.created_at DESC, q.id DESC LIMIT $6)
+JOIN users u ON u.id = p.recipient_id
+WHERE $2 = '' OR c.symbol = $2
+ORDER BY p.created_at DESC, p.id DESC LIMIT $6;

@@ -97,6 +97,40 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 	}
 }
 
+// TestFaucetReadsSearchByCoin: the reads of a faucet's payouts in every
+// coin (D68) search payouts_faucet_coin_time one coin at a time: no index
+// orders a faucet's payouts by time alone, and a search by faucet alone
+// would read all its payouts, in every coin, since the first.
+func TestFaucetReadsSearchByCoin(t *testing.T) {
+	t.Parallel()
+	conn := planConn(t)
+	d := &driver{}
+	merge := func(list, q string) []string {
+		return []string{"SCAN c USING COVERING INDEX sqlite_autoindex_coins_1", "SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
+			"CORRELATED LIST SUBQUERY " + list, q}
+	}
+	for name, c := range map[string]struct {
+		args []any
+		want []string
+	}{
+		"PayoutList": {[]any{1, 50}, append(merge("1", "SEARCH q USING COVERING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=?)"),
+			"USE TEMP B-TREE FOR ORDER BY")},
+		"PayoutSearch": {[]any{1, "", 0, "", 7, 50}, append(merge("2", "SEARCH q USING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=?)"),
+			"SCALAR SUBQUERY 1", "SEARCH b USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)", "USE TEMP B-TREE FOR ORDER BY")},
+		"PayoutWindowFaucet": {[]any{1, 0, ""}, []string{
+			"SEARCH payouts USING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=? AND created_at>?)",
+			"LIST SUBQUERY 1", "SCAN coins USING COVERING INDEX sqlite_autoindex_coins_1"}},
+		"StatsDaily": {[]any{1, 0}, []string{
+			"SEARCH payouts USING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=? AND created_at>?)",
+			"USING INDEX sqlite_autoindex_coins_1 FOR IN-OPERATOR", "USE TEMP B-TREE FOR GROUP BY", "USE TEMP B-TREE FOR count(DISTINCT)"}},
+	} {
+		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+}
+
 // explain is the plan SQLite makes for query over the rows cols.
 func explain(t *testing.T, conn *sql.DB, query string, cols []sqlstore.Column) []string {
 	t.Helper()

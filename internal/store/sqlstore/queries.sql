@@ -205,8 +205,19 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id;
 -- name: PayoutColumns
 id, faucet_id, recipient_id, to_given, coin, amount, ip_address, referral, created_at
 
+-- The reads of a faucet's payouts in every coin are merges of one range
+-- of payouts_faucet_coin_time per coin of the catalogue (D68): no index
+-- orders a faucet's payouts by time alone, since each one written cost
+-- every payout a page of its own at its faucet's place. Every payout's
+-- coin is in the catalogue (its transfer's coin references it), and the
+-- coins the faucet never paid in cost an empty probe each. SQLite's forms,
+-- without LATERAL, are in its queries.sql.
 -- name: PayoutList
-SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2;
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at
+FROM coins c CROSS JOIN LATERAL (
+  SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = c.symbol ORDER BY created_at DESC, id DESC LIMIT $2
+) AS p
+ORDER BY p.created_at DESC, p.id DESC LIMIT $2;
 
 -- name: PayoutListByCoin
 SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER BY created_at DESC, id DESC LIMIT $3;
@@ -215,8 +226,13 @@ SELECT {{PayoutColumns}} FROM payouts WHERE faucet_id = $1 AND coin = $2 ORDER B
 SELECT COUNT(*) FROM payouts WHERE id = $1;
 
 -- name: PayoutWindowFaucet
-SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
-WHERE faucet_id = $1 AND created_at >= $2 AND ($3 = '' OR coin = $3);
+-- A faucet-wide window: '' for every coin, each one's range summed.
+SELECT CAST(COALESCE(SUM(w.n), 0) AS BIGINT), CAST(COALESCE(SUM(w.total), 0) AS BIGINT)
+FROM coins c CROSS JOIN LATERAL (
+  SELECT COUNT(*) AS n, SUM(amount) AS total FROM payouts
+  WHERE faucet_id = $1 AND coin = c.symbol AND created_at >= $2
+) AS w
+WHERE $3 = '' OR c.symbol = $3;
 
 -- The per-recipient and per-IP windows of a batch, one for each recipient
 -- or claimer IP it pays (sqlstore.windowCalls), in one statement of each
@@ -386,9 +402,15 @@ UPDATE key_spend SET micros = micros + $3 WHERE key_id = $1 AND day = $2 AND mic
 -- Statistics. Days are UTC: created_at is Unix microseconds.
 
 -- name: StatsDaily
-SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id)
-FROM payouts WHERE faucet_id = $1 AND created_at >= $2
-GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
+-- One range of payouts_faucet_coin_time per coin (D68).
+SELECT d.day, c.symbol, d.n, d.total, d.recipients
+FROM coins c CROSS JOIN LATERAL (
+  SELECT created_at / 86400000000 AS day, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total,
+    COUNT(DISTINCT recipient_id) AS recipients
+  FROM payouts WHERE faucet_id = $1 AND coin = c.symbol AND created_at >= $2
+  GROUP BY created_at / 86400000000
+) AS d
+ORDER BY 1 DESC, 2;
 
 -- name: StatsUsers
 SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
@@ -595,12 +617,18 @@ WHERE user_id = $1 ORDER BY id DESC LIMIT $2;
 
 -- name: PayoutSearch
 -- The owner's list of payouts and its CSV export: optional filters ('' and
--- 0 match all), newest first, and the page after the payout $5 (keyset on
--- the index (faucet_id, created_at, id); 0: from the newest).
+-- 0 match all), newest first, and the page after the payout $5 (0: from
+-- the newest). The page is a merge of one range of payouts_faucet_coin_time
+-- per coin (D68), each a keyset on (created_at, id) after the payout $5.
 SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
-FROM payouts p JOIN users u ON u.id = p.recipient_id
-WHERE p.faucet_id = $1 AND ($2 = '' OR p.coin = $2) AND ($3 = 0 OR p.recipient_id = $3) AND ($4 = '' OR p.referral = $4)
-  AND ($5 = 0 OR (p.created_at, p.id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+FROM coins c CROSS JOIN LATERAL (
+  SELECT {{PayoutColumns}} FROM payouts
+  WHERE faucet_id = $1 AND coin = c.symbol AND ($3 = 0 OR recipient_id = $3) AND ($4 = '' OR referral = $4)
+    AND ($5 = 0 OR (created_at, id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+  ORDER BY created_at DESC, id DESC LIMIT $6
+) AS p
+JOIN users u ON u.id = p.recipient_id
+WHERE $2 = '' OR c.symbol = $2
 ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
 
 -- A faucet's API keys page (issue 11).

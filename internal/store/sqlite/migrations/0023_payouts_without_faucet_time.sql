@@ -1,0 +1,12 @@
+-- Payouts are no longer indexed by faucet and time alone (issue 16, D68).
+-- Every payout entered payouts_faucet_time at its faucet's place, so a
+-- batch that pays many faucets wrote a page of it per faucet, at every
+-- commit, as it does in payouts_faucet_coin_time, which orders the same
+-- payouts by coin first. Its readers (a faucet's latest payouts in every
+-- coin, the faucet-wide send-limit windows, the daily statistics, the
+-- owner's list of payouts) now read one range of payouts_faucet_coin_time
+-- per coin of the catalogue and merge or sum them.
+-- Nodes of the previous release, while a cluster is upgraded one node at
+-- a time, still answer those reads correctly, if more slowly: they read
+-- payouts_faucet_coin_time or the faucet's payouts without this index.
+DROP INDEX payouts_faucet_time;
