@@ -196,9 +196,9 @@ func connect(t *testing.T) *pgx.Conn {
 // statement over its rows (IdempotencyBoundRows, the send-limit windows)
 // search, for each row, the index made for them, under the generic plan
 // PostgreSQL keeps for a prepared statement, on tables not yet analyzed.
-// Where the planner saw payouts_faucet_time as just as good, every
-// per-recipient window read all its faucet's payouts since its start
-// (see queries.sql).
+// Where the planner saw payouts_faucet_time (dropped since, D68) as just
+// as good, every per-recipient window read all its faucet's payouts
+// since its start (see queries.sql).
 func TestSetFormsSearchTheirIndex(t *testing.T) {
 	requirePostgres(t)
 	plan := genericPlans(t, connect(t))

@@ -242,10 +242,11 @@ WHERE $3 = '' OR c.symbol = $3;
 -- The window's start is given as a row comparison with the recipient (or
 -- the IP) ahead of the time, a form only payouts_faucet_recipient (or
 -- payouts_faucet_ip) can search. Written "created_at >= since", the
--- planner saw payouts_faucet_time (faucet_id, created_at) as just as good
--- on a table not yet analyzed, and kept that generic plan: every window
--- then read all the faucet's payouts since its start, and the ledger's
--- limited benchmark paid 870 payouts/s against 7,000 unlimited.
+-- planner saw payouts_faucet_time (faucet_id, created_at), an index since
+-- dropped (D68), as just as good on a table not yet analyzed, and kept
+-- that generic plan: every window then read all the faucet's payouts
+-- since its start, and the ledger's limited benchmark paid 870 payouts/s
+-- against 7,000 unlimited.
 -- name: PayoutWindowsRecipientRows
 SELECT w.i, c.n, c.total
 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) AS w(i, faucet_id, since, coin, recipient_id)
@@ -650,8 +651,8 @@ UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR
 -- The time's range is given as row comparisons with the recipient ahead
 -- of the time, as PayoutWindowsRecipientRows does, for the same reason:
 -- written on created_at alone, PostgreSQL's generic plan walked the
--- faucet's payouts by time (payouts_faucet_time, which gives the order)
--- and kept the user's. SQLite's form is in its queries.sql.
+-- faucet's payouts by time (payouts_faucet_time, which gave the order
+-- until D68 dropped it) and kept the user's. SQLite's form is in its queries.sql.
 SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, f.name
 FROM payouts p JOIN faucets f ON f.id = p.faucet_id
 WHERE p.faucet_id = $1 AND p.recipient_id = $2 AND ($3 = '' OR p.coin = $3)
