@@ -207,7 +207,7 @@ id, faucet_id, recipient_id, to_given, coin, amount, ip_address, referral, creat
 
 -- The reads of a faucet's payouts in every coin are merges of one range
 -- of payouts_faucet_coin_time per coin of the catalogue (D68): no index
--- orders a faucet's payouts by time alone, since each one written cost
+-- orders a faucet's payouts by time alone, because such an index cost
 -- every payout a page of its own at its faucet's place. Every payout's
 -- coin is in the catalogue (its transfer's coin references it), and the
 -- coins the faucet never paid in cost an empty probe each. SQLite's forms,
@@ -652,7 +652,8 @@ UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR
 -- of the time, as PayoutWindowsRecipientRows does, for the same reason:
 -- written on created_at alone, PostgreSQL's generic plan walked the
 -- faucet's payouts by time (payouts_faucet_time, which gave the order
--- until D68 dropped it) and kept the user's. SQLite's form is in its queries.sql.
+-- until D68 dropped it) and kept the user's. SQLite's form is in its
+-- queries.sql.
 SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, f.name
 FROM payouts p JOIN faucets f ON f.id = p.faucet_id
 WHERE p.faucet_id = $1 AND p.recipient_id = $2 AND ($3 = '' OR p.coin = $3)
