@@ -16,6 +16,7 @@ import (
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
 	"github.com/dripfaucet/drip/internal/store/postgres"
+	"github.com/dripfaucet/drip/internal/store/sqlstore"
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
@@ -273,34 +274,22 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 }
 
 // genericPlans returns plan: the plan PostgreSQL keeps for a statement of
-// sqlstore's queries.sql prepared on conn (a test's own, to a fresh schema
-// whose tables are not yet analyzed), executed with args (SQL literals),
-// under the generic plan a prepared statement settles on. A {{Name}} in
-// the statement is the named block, as sqlstore includes it.
-var include = regexp.MustCompile(`\{\{(\w+)\}\}`)
-
+// drip's, as PostgreSQL's driver runs it (sqlstore.QueryText), prepared on
+// conn (a test's own, to a fresh schema whose tables are not yet
+// analyzed) and executed with args (SQL literals), under the generic plan
+// a prepared statement settles on.
 func genericPlans(t *testing.T, conn *pgx.Conn) (plan func(name, args string) string) {
 	t.Helper()
 	ctx := context.Background()
-	src, err := os.ReadFile("../sqlstore/queries.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
 		t.Fatal(err)
 	}
 	return func(name, args string) string {
 		t.Helper()
-		_, rest, ok := strings.Cut(string(src), "-- name: "+name+"\n")
+		query, ok := sqlstore.QueryText(postgres.Overrides, name)
 		if !ok {
-			t.Fatalf("queries.sql has no statement %s", name)
+			t.Fatalf("no queries.sql has a statement %s", name)
 		}
-		query, _, _ := strings.Cut(rest, ";\n")
-		query = include.ReplaceAllStringFunc(query, func(ref string) string {
-			_, body, _ := strings.Cut(string(src), "-- name: "+ref[2:len(ref)-2]+"\n")
-			body, _, _ = strings.Cut(body, "\n\n") // an included block has no ";"
-			return strings.TrimSpace(body)
-		})
 		if _, err := conn.Exec(ctx, "PREPARE "+name+" AS "+query); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -185,17 +184,9 @@ func planConn(t *testing.T) *sql.DB {
 // queries.sql, or else the shared one in sqlstore's.
 func statement(t *testing.T, name string) string {
 	t.Helper()
-	marker := "-- name: " + name + "\n"
-	_, rest, ok := strings.Cut(overrides, marker)
+	sql, ok := sqlstore.QueryText(overrides, name)
 	if !ok {
-		shared, err := os.ReadFile("../sqlstore/queries.sql")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, rest, ok = strings.Cut(string(shared), marker); !ok {
-			t.Fatalf("no queries.sql has a statement %s", name)
-		}
+		t.Fatalf("no queries.sql has a statement %s", name)
 	}
-	body, _, _ := strings.Cut(rest, ";\n")
-	return body
+	return sql
 }

@@ -117,10 +117,32 @@ func statementBody(block string) string {
 	return strings.TrimSuffix(body, ";")
 }
 
-func loadQueries(overrides string, rebind func(string) string) (*queries, error) {
+// statements is every statement by name as an engine defines it: the
+// shared file's, then the engine's overrides.
+func statements(overrides string) map[string]string {
 	m := map[string]string{}
 	parseQueries(sharedQueries, m)
 	parseQueries(overrides, m)
+	return m
+}
+
+// expand replaces each {{Name}} in sql by the named block of m.
+func expand(m map[string]string, sql string) string {
+	return include.ReplaceAllStringFunc(sql, func(ref string) string {
+		return m[ref[2:len(ref)-2]]
+	})
+}
+
+// QueryText is the statement name as an engine with overrides runs it,
+// before its placeholders are rebound, for tests that read its plan.
+func QueryText(overrides, name string) (string, bool) {
+	m := statements(overrides)
+	sql, ok := m[name]
+	return expand(m, sql), ok
+}
+
+func loadQueries(overrides string, rebind func(string) string) (*queries, error) {
+	m := statements(overrides)
 	q := &queries{}
 	v := reflect.ValueOf(q).Elem()
 	for i := 0; i < v.NumField(); i++ {
@@ -134,10 +156,7 @@ func loadQueries(overrides string, rebind func(string) string) (*queries, error)
 		if !ok {
 			return nil, fmt.Errorf("sqlstore: query %s is not defined", name)
 		}
-		sql = include.ReplaceAllStringFunc(sql, func(ref string) string {
-			return m[ref[2:len(ref)-2]]
-		})
-		v.Field(i).Set(reflect.ValueOf(stmt{name: name, sql: rebind(sql)}))
+		v.Field(i).Set(reflect.ValueOf(stmt{name: name, sql: rebind(expand(m, sql))}))
 	}
 	return q, nil
 }
