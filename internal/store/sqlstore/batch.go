@@ -58,11 +58,20 @@ func (q *querier) PayoutsOpen(ctx context.Context, p *store.PayoutsOpenParams) (
 	}
 	if n > 0 {
 		b.TransferIDs, b.PayoutIDs = make([]int64, 0, n), make([]int64, 0, n)
+		// Each row is a run of consecutive ids of both tables: its first
+		// transfer and payout ids and its length (see PayoutIDsNext).
 		calls = append(calls, call{s: q.q.PayoutIDsNext, args: []any{n}, scan: func(r Rows) error {
-			var t, p int64
-			err := r.Scan(&t, &p)
-			b.TransferIDs, b.PayoutIDs = append(b.TransferIDs, t), append(b.PayoutIDs, p)
-			return err
+			var t, p, run int64
+			if err := r.Scan(&t, &p, &run); err != nil {
+				return err
+			}
+			if run < 1 || len(b.PayoutIDs)+int(run) > n {
+				return fmt.Errorf("%s: a run of %d ids, %d reserved of %d", q.q.PayoutIDsNext.name, run, len(b.PayoutIDs), n)
+			}
+			for i := range run {
+				b.TransferIDs, b.PayoutIDs = append(b.TransferIDs, t+i), append(b.PayoutIDs, p+i)
+			}
+			return nil
 		}})
 	}
 	if err := q.execAll(ctx, calls); err != nil {

@@ -157,12 +157,15 @@ SELECT account_id, coin, amount, debits FROM balances WHERE account_id = $1 AND 
 -- Other batch writes take their rows as one array parameter a column
 -- (below), so a batch of any size is one statement.
 
--- Each sequence is looked up once (a scalar subquery: an InitPlan), not
--- once per id: that catalog search was 7% of PostgreSQL's work for a
--- payout.
+-- PayoutIDsNext reserves a batch's $1 transfer and payout ids, as runs of
+-- consecutive ids: each row is a run's first transfer id, first payout id
+-- and length. Here each id is a sequence's own (other nodes draw from the
+-- same sequences at once), so each run is one id long. Each sequence is
+-- looked up once (a scalar subquery: an InitPlan), not once per id: that
+-- catalog search was 7% of PostgreSQL's work for a payout.
 -- name: PayoutIDsNext
 SELECT nextval((SELECT pg_get_serial_sequence('transfers', 'id')::regclass)),
-  nextval((SELECT pg_get_serial_sequence('payouts', 'id')::regclass))
+  nextval((SELECT pg_get_serial_sequence('payouts', 'id')::regclass)), 1
 FROM generate_series(1, $1);
 
 -- The four statements of a payout batch's rows (PayoutsInsert) take each
