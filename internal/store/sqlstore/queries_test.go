@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -61,7 +62,8 @@ func TestStatementBody(t *testing.T) {
 // of the batch's per-row locks (a name misspelt on either side would
 // leave its batches one statement a row, silently), and PostgreSQL's
 // defines none: there each row is locked by its own statement, in order
-// (D5).
+// (D5). The same holds for the fan-out of events (D69): SQLite's
+// statements make the deliveries, PostgreSQL's trigger does.
 func TestSetFormsOnlyOnSQLite(t *testing.T) {
 	for file, want := range map[string]bool{"../sqlite/queries.sql": true, "../postgres/queries.sql": false} {
 		v := engineQueries(t, file)
@@ -75,8 +77,36 @@ func TestSetFormsOnlyOnSQLite(t *testing.T) {
 				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
 			}
 		}
-		if optional != 3 {
-			t.Errorf("%d optional statements, want the 3 set forms", optional)
+		if optional != 5 {
+			t.Errorf("%d optional statements, want the 3 set forms and the 2 fan-outs", optional)
 		}
+	}
+}
+
+// TestEventWritersFanOut: where events fan out by statement (D69), the
+// statements that write events are those whose callers run the fan-out
+// (EventInsert, EventsInsertRows), and EventProbe, whose transaction
+// always rolls back. A new statement writing events would otherwise
+// commit them without their webhook deliveries (D50).
+func TestEventWritersFanOut(t *testing.T) {
+	fansOut := map[string]bool{"EventInsert": true, "EventsInsertRows": true, "EventProbe": true}
+	writes := regexp.MustCompile(`(?i)\b(INSERT|REPLACE)\b[^;]*?\bINTO\s+events\b`)
+	v := engineQueries(t, "../sqlite/queries.sql")
+	if v.FieldByName("EventFanout").Interface().(stmt).sql == "" {
+		t.Fatal("SQLite defines no EventFanout")
+	}
+	found := 0
+	for i := 0; i < v.NumField(); i++ {
+		s, ok := v.Field(i).Interface().(stmt)
+		if !ok || !writes.MatchString(s.sql) {
+			continue
+		}
+		found++
+		if !fansOut[s.name] {
+			t.Errorf("%s writes events, and nothing fans them out", s.name)
+		}
+	}
+	if found != len(fansOut) {
+		t.Errorf("%d statements write events, want %d", found, len(fansOut))
 	}
 }

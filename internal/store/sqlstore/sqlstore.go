@@ -596,7 +596,11 @@ func (w *windowSet) call(counts []store.PayoutCount) call {
 }
 
 func (q *querier) EventInsert(ctx context.Context, e *drip.Event) error {
-	_, err := q.exec(ctx, q.q.EventInsert, e.ID, e.FaucetID, e.Type, string(e.Data), micros(e.CreatedAt))
+	args := []any{e.ID, e.FaucetID, e.Type, string(e.Data), micros(e.CreatedAt)}
+	if _, err := q.exec(ctx, q.q.EventInsert, args...); err != nil || q.q.EventFanout.sql == "" {
+		return err
+	}
+	_, err := q.exec(ctx, q.q.EventFanout, args...)
 	return err
 }
 
