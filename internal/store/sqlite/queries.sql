@@ -60,9 +60,9 @@ GROUP BY r.c0;
 
 -- With one writer, the next ids are those after the largest in use; rows
 -- of these tables are never deleted, so no id is ever reused. The batch's
--- ids are one run (see the shared PayoutIDsNext): one row, where a row an
--- id, made by a recursive query and scanned one by one, cost the writer
--- 2-3 us a payout.
+-- ids are one run, one row (see the shared PayoutIDsNext): a row an id,
+-- made by a recursive query and scanned one by one, cost the writer 2-3 us
+-- a payout.
 
 -- name: PayoutIDsNext
 SELECT (SELECT COALESCE(MAX(id), 0) FROM transfers) + 1, (SELECT COALESCE(MAX(id), 0) FROM payouts) + 1, $1;

@@ -89,7 +89,7 @@ func TestSetFormsOnlyOnSQLite(t *testing.T) {
 // always rolls back. A new statement writing events would otherwise
 // commit them without their webhook deliveries (D50).
 func TestEventWritersFanOut(t *testing.T) {
-	fansOut := map[string]bool{"EventInsert": true, "EventsInsertRows": true, "EventProbe": true}
+	mayWrite := map[string]bool{"EventInsert": true, "EventsInsertRows": true, "EventProbe": true}
 	writes := regexp.MustCompile(`(?i)\b(INSERT|REPLACE)\b[^;]*?\bINTO\s+events\b`)
 	v := engineQueries(t, "../sqlite/queries.sql")
 	if v.FieldByName("EventFanout").Interface().(stmt).sql == "" {
@@ -102,11 +102,11 @@ func TestEventWritersFanOut(t *testing.T) {
 			continue
 		}
 		found++
-		if !fansOut[s.name] {
+		if !mayWrite[s.name] {
 			t.Errorf("%s writes events, and nothing fans them out", s.name)
 		}
 	}
-	if found != len(fansOut) {
-		t.Errorf("%d statements write events, want %d", found, len(fansOut))
+	if found != len(mayWrite) {
+		t.Errorf("%d statements write events, want %d", found, len(mayWrite))
 	}
 }
