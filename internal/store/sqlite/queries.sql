@@ -90,16 +90,12 @@ SELECT r.c0, r.c1, r.c2, r.c3, $2 FROM drip_rows AS r WHERE r.handle = $1;
 
 -- The fan-out of events into webhook deliveries (D50, D69): one delivery
 -- for each enabled endpoint of the event's faucet subscribed to its type,
--- due at once. Every statement that writes events runs one of these after
--- it (EventInsert, EventsInsertRows; EventProbe's transaction always rolls
--- back), in place of a trigger on events, which SQLite runs as a program
--- of its own for each row: 2-3 us of the writer's time a payout. CROSS
--- JOIN keeps the events the outer loop, so deliveries follow their order.
--- name: EventFanout
-INSERT INTO outbox (kind, endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
-SELECT 'webhook', w.id, w.faucet_id, $1, $5, $5 FROM webhook_endpoints AS w
-WHERE w.faucet_id = $2 AND w.enabled AND instr(',' || w.events || ',', ',' || $3 || ',') > 0;
-
+-- due at once. Every statement that writes events runs this after it,
+-- over the events it wrote (EventInsert's one, EventsInsertRows' batch;
+-- EventProbe's transaction always rolls back), in place of a trigger on
+-- events, which SQLite runs as a program of its own for each row: 2-3 us
+-- of the writer's time a payout. CROSS JOIN keeps the events the outer
+-- loop, so deliveries follow their order.
 -- name: EventsFanoutRows
 INSERT INTO outbox (kind, endpoint_id, faucet_id, event_id, next_attempt_at, created_at)
 SELECT 'webhook', w.id, w.faucet_id, r.c0, $2, $2 FROM drip_rows AS r CROSS JOIN webhook_endpoints AS w

@@ -172,10 +172,7 @@ func (q *querier) PayoutsInsert(ctx context.Context, b *store.PayoutBatch) error
 		}
 		calls = append(calls, rowsCall(q.q.EventsInsertRows, []Column{texts("id", ids), ints("faucet_id", faucets),
 			texts("type", types), texts("data", data)}, at))
-		if q.q.EventsFanoutRows.sql != "" {
-			calls = append(calls, rowsCall(q.q.EventsFanoutRows, []Column{texts("id", ids), ints("faucet_id", faucets),
-				texts("type", types)}, at))
-		}
+		calls = append(calls, q.fanoutCalls(ids, faucets, types, at)...)
 	}
 	return q.execAll(ctx, calls)
 }

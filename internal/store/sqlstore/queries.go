@@ -82,7 +82,7 @@ type queries struct {
 	// The fan-out of events into webhook deliveries (D50), which an engine
 	// defines where no trigger on events makes them: each statement that
 	// writes events runs it after them, over the same events (D69).
-	EventFanout, EventsFanoutRows stmt `sql:"optional"`
+	EventsFanoutRows stmt `sql:"optional"`
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits stmt

@@ -77,8 +77,8 @@ func TestSetFormsOnlyOnSQLite(t *testing.T) {
 				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
 			}
 		}
-		if optional != 5 {
-			t.Errorf("%d optional statements, want the 3 set forms and the 2 fan-outs", optional)
+		if optional != 4 {
+			t.Errorf("%d optional statements, want the 3 set forms and the fan-out", optional)
 		}
 	}
 }
@@ -92,8 +92,8 @@ func TestEventWritersFanOut(t *testing.T) {
 	mayWrite := map[string]bool{"EventInsert": true, "EventsInsertRows": true, "EventProbe": true}
 	writes := regexp.MustCompile(`(?i)\b(INSERT|REPLACE)\b[^;]*?\bINTO\s+events\b`)
 	v := engineQueries(t, "../sqlite/queries.sql")
-	if v.FieldByName("EventFanout").Interface().(stmt).sql == "" {
-		t.Fatal("SQLite defines no EventFanout")
+	if v.FieldByName("EventsFanoutRows").Interface().(stmt).sql == "" {
+		t.Fatal("SQLite defines no EventsFanoutRows")
 	}
 	found := 0
 	for i := 0; i < v.NumField(); i++ {

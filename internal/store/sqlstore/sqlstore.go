@@ -596,12 +596,20 @@ func (w *windowSet) call(counts []store.PayoutCount) call {
 }
 
 func (q *querier) EventInsert(ctx context.Context, e *drip.Event) error {
-	args := []any{e.ID, e.FaucetID, e.Type, string(e.Data), micros(e.CreatedAt)}
-	if _, err := q.exec(ctx, q.q.EventInsert, args...); err != nil || q.q.EventFanout.sql == "" {
+	at := micros(e.CreatedAt)
+	if _, err := q.exec(ctx, q.q.EventInsert, e.ID, e.FaucetID, e.Type, string(e.Data), at); err != nil {
 		return err
 	}
-	_, err := q.exec(ctx, q.q.EventFanout, args...)
-	return err
+	return q.execAll(ctx, q.fanoutCalls([]string{e.ID}, []int64{e.FaucetID}, []string{e.Type}, at))
+}
+
+// fanoutCalls is the fan-out of events just written (ids, their faucets
+// and types), on an engine where no trigger makes their deliveries (D69).
+func (q *querier) fanoutCalls(ids []string, faucets []int64, types []string, at int64) []call {
+	if q.q.EventsFanoutRows.sql == "" {
+		return nil
+	}
+	return []call{rowsCall(q.q.EventsFanoutRows, []Column{texts("id", ids), ints("faucet_id", faucets), texts("type", types)}, at)}
 }
 
 func (q *querier) EventList(ctx context.Context, faucetID int64, limit int) ([]drip.Event, error) {
