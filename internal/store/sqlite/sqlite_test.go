@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -223,6 +225,96 @@ func BenchmarkListLimit(b *testing.B) {
 	for b.Loop() {
 		if _, err := st.PayoutList(ctx, &store.PayoutListParams{FaucetID: 1, Limit: 100}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestPayoutRecordsUnkeyed checks migration 0025 on the file (D64): payouts
+// and events name their faucet, recipient and transfer without a foreign
+// key, the journal keeps its keys, the edited schema passes SQLite's
+// integrity check, and the database refuses to delete the faucets and
+// users those rows name. (That the writer's own connection stopped
+// checking the keys is storetest's ReconcileFindsAPayoutNamingNobody.)
+func TestPayoutRecordsUnkeyed(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "drip.db")
+	st := open(t, path)
+	ctx := context.Background()
+	err := st.Transact(ctx, func(tx store.Tx) error { // a user and a faucet to delete
+		now := time.Now()
+		acct, err := tx.AccountCreate(ctx, "user", now)
+		if err != nil {
+			return err
+		}
+		owner, err := tx.UserCreate(ctx, &store.UserCreateParams{AccountID: acct, Username: "owner",
+			Email: "owner@example.com", EmailVerified: true, CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		if acct, err = tx.AccountCreate(ctx, "faucet", now); err != nil {
+			return err
+		}
+		_, err = tx.FaucetCreate(ctx, &store.FaucetCreateParams{OwnerID: owner, AccountID: acct, Name: "Faucet",
+			Domain: "faucet.example.com", URL: "https://faucet.example.com/", APIKeyHash: "key",
+			Rules: drip.DefaultRules, CreatedAt: now})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a user and a faucet: %v", err)
+	}
+
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatalf("sql.Open: %v", err)
+	}
+	defer db.Close()
+	keys := func(table string) []string {
+		t.Helper()
+		rows, err := db.Query("SELECT \"from\" || ' -> ' || \"table\" FROM pragma_foreign_key_list(?) ORDER BY 1", table)
+		if err != nil {
+			t.Fatalf("foreign_key_list(%s): %v", table, err)
+		}
+		defer rows.Close()
+		var got []string
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, k)
+		}
+		return got
+	}
+	for table, want := range map[string][]string{
+		"payouts":   nil,
+		"events":    nil,
+		"transfers": {"coin -> coins", "from_account -> accounts", "to_account -> accounts"},
+	} {
+		if got := keys(table); !slices.Equal(got, want) {
+			t.Errorf("foreign keys of %s = %q, want %q", table, got, want)
+		}
+	}
+	var columns int
+	if err := db.QueryRow("SELECT count(*) FROM pragma_table_info('payouts')").Scan(&columns); err != nil || columns != 10 {
+		t.Errorf("payouts has %d columns (%v), want its 10 kept by the edit", columns, err)
+	}
+	var check string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check = %q, %v; want ok", check, err)
+	}
+
+	// A transfer between accounts that do not exist is still refused.
+	err = st.Transact(ctx, func(tx store.Tx) error {
+		_, err := tx.TransferInsert(ctx, &store.Transfer{Coin: "BTC", From: drip.AccountDeposits,
+			To: 424242, Amount: 1, Kind: "deposit", CreatedAt: time.Now()})
+		return err
+	})
+	if err == nil || errors.Is(err, store.ErrConflict) {
+		t.Errorf("a transfer to a missing account: err = %v, want the journal's foreign key error", err)
+	}
+	for _, stmt := range []string{"DELETE FROM faucets", "DELETE FROM users"} {
+		if _, err := db.Exec(stmt); err == nil || !strings.Contains(err.Error(), "never deleted") {
+			t.Errorf("%s: err = %v, want the database to refuse it", stmt, err)
 		}
 	}
 }

@@ -539,8 +539,8 @@ ORDER BY 1, 2;
 
 -- name: ReconcilePayouts
 -- A payout's transfer, recipient and faucet must exist and agree with it:
--- on PostgreSQL no foreign key checks them as they are written (D64), so
--- a missing recipient or faucet (a NULL account) is reported too.
+-- no foreign key checks them as they are written (D64), so a missing
+-- recipient or faucet (a NULL account) is reported too.
 SELECT p.id FROM payouts p LEFT JOIN transfers t ON t.id = p.transfer_id
 WHERE t.id IS NULL OR t.amount <> p.amount OR t.coin <> p.coin OR t.kind <> 'payout'
    OR t.to_account IS DISTINCT FROM (SELECT account_id FROM users WHERE id = p.recipient_id)
