@@ -238,19 +238,22 @@ func TestFaucetReadsSearchByCoin(t *testing.T) {
 	}
 }
 
-// TestJournalReadsSearchTheirIndex: the reads D67 moved off the journal's
-// index of payouts by recipient search the index that serves them, under
+// TestJournalReadsSearchTheirIndex: the reads D67 and D70 moved off the
+// journal's indexes of payouts search the index that serves them, under
 // the generic plan of a prepared statement, on tables not yet analyzed.
 // A wallet's page reads one range of payouts_faucet_recipient per faucet;
 // a faucet's journal reads transfers_from and transfers_to, whose
-// condition on kind lets PostgreSQL use the index that holds no payouts.
+// condition on kind lets PostgreSQL use the indexes that hold no payouts,
+// and the faucet's payouts in the coin from payouts_faucet_coin_time.
 func TestJournalReadsSearchTheirIndex(t *testing.T) {
 	requirePostgres(t)
 	conn := connect(t)
-	var def string
-	if err := conn.QueryRow(context.Background(), `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'transfers_to'`).Scan(&def); err != nil ||
-		!strings.HasSuffix(def, "WHERE (kind <> 'payout'::text)") {
-		t.Errorf("transfers_to is %q, %v; want it to hold no payouts", def, err)
+	for _, index := range []string{"transfers_to", "transfers_from"} {
+		var def string
+		if err := conn.QueryRow(context.Background(), `SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1`, index).Scan(&def); err != nil ||
+			!strings.HasSuffix(def, "WHERE (kind <> 'payout'::text)") {
+			t.Errorf("%s is %q, %v; want it to hold no payouts", index, def, err)
+		}
 	}
 	plan := genericPlans(t, conn)
 	for name, c := range map[string]struct {
@@ -258,8 +261,8 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 		indexes []string
 	}{
 		"PayoutListByRecipient": {"1, 2, '', 0, 100, 7, 50", []string{"payouts_faucet_recipient"}},
-		"TransactionList":       {"1, 'BTC', 50, 0", []string{"transfers_from", "transfers_to"}},
-		"TransactionCount":      {"1, 'BTC'", []string{"transfers_from", "transfers_to"}},
+		"TransactionList":       {"1, 'BTC', 50, 0", []string{"transfers_from", "transfers_to", "payouts_faucet_coin_time"}},
+		"TransactionCount":      {"1, 'BTC'", []string{"transfers_from", "transfers_to", "payouts_faucet_coin_time"}},
 	} {
 		joined := plan(name, c.args)
 		for _, index := range c.indexes {

@@ -60,19 +60,23 @@ func TestSetStatementsSearchByKey(t *testing.T) {
 	}
 }
 
-// TestJournalReadsSearchTheirIndex: the reads D67 moved off the journal's
-// index of payouts by recipient search the index that serves them. A
+// TestJournalReadsSearchTheirIndex: the reads D67 and D70 moved off the
+// journal's indexes of payouts search the index that serves them. A
 // wallet's page reads one range of payouts_faucet_recipient per faucet,
-// in its order (no sort of the user's payouts); a faucet's journal reads
-// transfers_from and transfers_to, whose condition on kind lets SQLite
-// use the index that holds no payouts.
+// in its order (no sort of the user's payouts); a faucet's journal merges
+// transfers_from, transfers_to (whose condition on kind lets SQLite use
+// the indexes that hold no payouts) and the faucet's payouts in the coin,
+// read in the order of their time: only transfers paid at the same
+// moment are sorted among themselves, never all the faucet's payouts.
 func TestJournalReadsSearchTheirIndex(t *testing.T) {
 	t.Parallel()
 	conn := planConn(t)
-	var def string
-	if err := conn.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'transfers_to'`).Scan(&def); err != nil ||
-		!strings.HasSuffix(def, "WHERE kind <> 'payout'") {
-		t.Errorf("transfers_to is %q, %v; want it to hold no payouts", def, err)
+	for _, index := range []string{"transfers_to", "transfers_from"} {
+		var def string
+		if err := conn.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, index).Scan(&def); err != nil ||
+			!strings.HasSuffix(def, "WHERE kind <> 'payout'") {
+			t.Errorf("%s is %q, %v; want it to hold no payouts", index, def, err)
+		}
 	}
 	d := &driver{}
 	for name, c := range map[string]struct {
@@ -83,12 +87,18 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 			"SEARCH f USING INTEGER PRIMARY KEY (rowid=?)",
 			"SEARCH p USING INDEX payouts_faucet_recipient (faucet_id=? AND recipient_id=? AND created_at>? AND created_at<?)"}},
 		"TransactionList": {[]any{1, "BTC", 50, 0}, []string{
-			"MULTI-INDEX OR", "INDEX 1", "SEARCH t USING INDEX transfers_from (from_account=? AND coin=?)",
-			"INDEX 2", "SEARCH t USING INDEX transfers_to (to_account=? AND coin=?)",
-			"SEARCH p USING COVERING INDEX sqlite_autoindex_payouts_1 (transfer_id=?) LEFT-JOIN", "USE TEMP B-TREE FOR ORDER BY"}},
+			"MERGE (UNION ALL)", "LEFT", "MERGE (UNION ALL)",
+			"LEFT", "SEARCH t USING INDEX transfers_from (from_account=? AND coin=?)", "USE TEMP B-TREE FOR ORDER BY",
+			"RIGHT", "SEARCH t USING INDEX transfers_to (to_account=? AND coin=?)", "USE TEMP B-TREE FOR ORDER BY",
+			"RIGHT", "SEARCH p USING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=?)",
+			"SCALAR SUBQUERY 3", "SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)",
+			"USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}},
 		"TransactionCount": {[]any{1, "BTC"}, []string{
-			"MULTI-INDEX OR", "INDEX 1", "SEARCH transfers USING INDEX transfers_from (from_account=? AND coin=?)",
-			"INDEX 2", "SEARCH transfers USING INDEX transfers_to (to_account=? AND coin=?)"}},
+			"SCAN CONSTANT ROW",
+			"SCALAR SUBQUERY 1", "SEARCH transfers USING INDEX transfers_from (from_account=? AND coin=?)",
+			"SCALAR SUBQUERY 2", "SEARCH transfers USING INDEX transfers_to (to_account=? AND coin=?)",
+			"SCALAR SUBQUERY 4", "SEARCH payouts USING COVERING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=?)",
+			"SCALAR SUBQUERY 3", "SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)"}},
 	} {
 		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
 			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))

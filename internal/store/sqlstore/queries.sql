@@ -426,19 +426,31 @@ ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 -- name: StatsUsersCount
 SELECT COUNT(DISTINCT recipient_id) FROM payouts WHERE faucet_id = $1 AND coin = $2;
 
--- A faucet's journal in one coin. A faucet account receives no payout,
--- so what it receives is found through transfers_to, which holds every
--- transfer but payouts (D67): the condition on kind is what lets each
--- engine use that index.
+-- An account's journal in one coin, newest first: by time, then by
+-- transfer id. The journal's two indexes hold every transfer but payouts
+-- (D67, D70), so a faucet's payouts are read from the faucet's payouts in
+-- that coin (payouts_faucet_coin_time, in the order of their time; the
+-- payout row is its transfer's record, and reconcile reports one that
+-- disagrees, D3). The condition on kind is what lets each engine use the
+-- partial indexes. An account receives no payout it could list: a
+-- faucet's account is never paid one, and a user's wallet lists its
+-- payouts from payouts (PayoutListByRecipient). A user's account pays no
+-- payout, so for it the third part is empty.
 -- name: TransactionList
-SELECT t.id, t.kind, t.coin, CASE WHEN t.to_account = $1 THEN t.amount ELSE -t.amount END,
-  COALESCE(p.id, 0), t.created_at
-FROM transfers t LEFT JOIN payouts p ON p.transfer_id = t.id
-WHERE (t.from_account = $1 OR (t.to_account = $1 AND t.kind <> 'payout')) AND t.coin = $2
-ORDER BY t.id DESC LIMIT $3 OFFSET $4;
+SELECT t.id, t.kind, t.coin, -t.amount, 0, t.created_at FROM transfers t
+WHERE t.from_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+UNION ALL
+SELECT t.id, t.kind, t.coin, t.amount, 0, t.created_at FROM transfers t
+WHERE t.to_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+UNION ALL
+SELECT p.transfer_id, 'payout', p.coin, -p.amount, p.id, p.created_at FROM payouts p
+WHERE p.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND p.coin = $2
+ORDER BY 6 DESC, 1 DESC LIMIT $3 OFFSET $4;
 
 -- name: TransactionCount
-SELECT COUNT(*) FROM transfers WHERE (from_account = $1 OR (to_account = $1 AND kind <> 'payout')) AND coin = $2;
+SELECT (SELECT COUNT(*) FROM transfers WHERE from_account = $1 AND kind <> 'payout' AND coin = $2)
+  + (SELECT COUNT(*) FROM transfers WHERE to_account = $1 AND kind <> 'payout' AND coin = $2)
+  + (SELECT COUNT(*) FROM payouts WHERE faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND coin = $2);
 
 -- name: NotificationColumns
 id, faucet_id, kind, coin, threshold, balance, created_at, sent_at, attempts, last_error, channel, detail

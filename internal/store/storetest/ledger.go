@@ -397,10 +397,21 @@ func testTransactionListSignedNewestFirst(t *testing.T, st store.Store) {
 	tr2, p2 := payout(bob, "BTC", 200, t0.Add(2*time.Minute))
 	fee := transfer(t, st, "BTC", f.AccountID, drip.AccountListing, 50, "listing_fee", t0.Add(3*time.Minute))
 	dep2 := transfer(t, st, "BTC", drip.AccountDeposits, f.AccountID, 25, "deposit", t0.Add(4*time.Minute))
+	// Newest first is by time, then by transfer id (D70): a transfer
+	// recorded later with an earlier time sits at its time, and transfers
+	// of one moment, payouts or not, are in the order of their ids.
+	late := transfer(t, st, "BTC", drip.AccountDeposits, f.AccountID, 7, "deposit", t0.Add(150*time.Second))
+	tr3, p3 := payout(alice, "BTC", 10, t0.Add(5*time.Minute))
+	tr4, p4 := payout(bob, "BTC", 20, t0.Add(5*time.Minute))
+	dep3 := transfer(t, st, "BTC", drip.AccountDeposits, f.AccountID, 3, "deposit", t0.Add(5*time.Minute))
 
 	btc := []drip.Transaction{
+		{ID: dep3, Kind: "deposit", Coin: "BTC", Amount: 3, CreatedAt: t0.Add(5 * time.Minute)},
+		{ID: tr4, Kind: "payout", Coin: "BTC", Amount: -20, PayoutID: p4, CreatedAt: t0.Add(5 * time.Minute)},
+		{ID: tr3, Kind: "payout", Coin: "BTC", Amount: -10, PayoutID: p3, CreatedAt: t0.Add(5 * time.Minute)},
 		{ID: dep2, Kind: "deposit", Coin: "BTC", Amount: 25, CreatedAt: t0.Add(4 * time.Minute)},
 		{ID: fee, Kind: "listing_fee", Coin: "BTC", Amount: -50, CreatedAt: t0.Add(3 * time.Minute)},
+		{ID: late, Kind: "deposit", Coin: "BTC", Amount: 7, CreatedAt: t0.Add(150 * time.Second)},
 		{ID: tr2, Kind: "payout", Coin: "BTC", Amount: -200, PayoutID: p2, CreatedAt: t0.Add(2 * time.Minute)},
 		{ID: tr1, Kind: "payout", Coin: "BTC", Amount: -100, PayoutID: p1, CreatedAt: t0.Add(time.Minute)},
 		{ID: dep1, Kind: "deposit", Coin: "BTC", Amount: 1000, CreatedAt: t0},
@@ -411,16 +422,18 @@ func testTransactionListSignedNewestFirst(t *testing.T, st store.Store) {
 		want      []drip.Transaction
 		wantTotal int64
 	}{
-		{"one page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 50}, btc, 5},
-		{"first page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 2}, btc[:2], 5},
-		{"middle page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 2, Offset: 2}, btc[2:4], 5},
-		{"last page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 2, Offset: 4}, btc[4:], 5},
-		{"past the end", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 2, Offset: 6}, nil, 5},
+		{"one page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 50}, btc, 9},
+		{"first page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 2}, btc[:2], 9},
+		{"middle page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 3, Offset: 2}, btc[2:5], 9},
+		{"last page", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 2, Offset: 8}, btc[8:], 9},
+		{"past the end", store.PageParams{ID: f.AccountID, Coin: "BTC", Limit: 2, Offset: 10}, nil, 9},
 		{"other coin", store.PageParams{ID: f.AccountID, Coin: "DOGE", Limit: 1}, []drip.Transaction{
 			{ID: trDoge, Kind: "payout", Coin: "DOGE", Amount: -40, PayoutID: pDoge, CreatedAt: t0.Add(90 * time.Second)},
 		}, 2},
 		// What an account receives is found through transfers_to, which
-		// holds every transfer but payouts (D67).
+		// holds every transfer but payouts (D67); what it pays, through
+		// transfers_from (every transfer but payouts) and the faucet's
+		// payouts (D70).
 		{"the receiving side", store.PageParams{ID: drip.AccountListing, Coin: "BTC", Limit: 50}, []drip.Transaction{
 			{ID: fee, Kind: "listing_fee", Coin: "BTC", Amount: 50, CreatedAt: t0.Add(3 * time.Minute)},
 		}, 1},
