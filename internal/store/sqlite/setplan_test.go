@@ -66,8 +66,9 @@ func TestSetStatementsSearchByKey(t *testing.T) {
 // in its order (no sort of the user's payouts); a faucet's journal merges
 // transfers_from, transfers_to (whose condition on kind lets SQLite use
 // the indexes that hold no payouts) and the faucet's payouts in the coin,
-// read in the order of their time: only transfers paid at the same
-// moment are sorted among themselves, never all the faucet's payouts.
+// read in the order of their time up to the page's end: only payouts of
+// the same moment are sorted among themselves, and each part's rows up to
+// the page's end, never all the faucet's payouts.
 func TestJournalReadsSearchTheirIndex(t *testing.T) {
 	t.Parallel()
 	conn := planConn(t)
@@ -88,11 +89,13 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 			"SEARCH p USING INDEX payouts_faucet_recipient (faucet_id=? AND recipient_id=? AND created_at>? AND created_at<?)"}},
 		"TransactionList": {[]any{1, "BTC", 50, 0}, []string{
 			"MERGE (UNION ALL)", "LEFT", "MERGE (UNION ALL)",
-			"LEFT", "SEARCH t USING INDEX transfers_from (from_account=? AND coin=?)", "USE TEMP B-TREE FOR ORDER BY",
-			"RIGHT", "SEARCH t USING INDEX transfers_to (to_account=? AND coin=?)", "USE TEMP B-TREE FOR ORDER BY",
-			"RIGHT", "SEARCH p USING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=?)",
-			"SCALAR SUBQUERY 3", "SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)",
-			"USE TEMP B-TREE FOR LAST TERM OF ORDER BY"}},
+			"LEFT", "CO-ROUTINE paid", "SEARCH t USING INDEX transfers_from (from_account=? AND coin=?)",
+			"USE TEMP B-TREE FOR ORDER BY", "SCAN paid", "USE TEMP B-TREE FOR ORDER BY",
+			"RIGHT", "CO-ROUTINE received", "SEARCH t USING INDEX transfers_to (to_account=? AND coin=?)",
+			"USE TEMP B-TREE FOR ORDER BY", "SCAN received", "USE TEMP B-TREE FOR ORDER BY",
+			"RIGHT", "CO-ROUTINE paid_out", "SEARCH p USING INDEX payouts_faucet_coin_time (faucet_id=? AND coin=?)",
+			"SCALAR SUBQUERY 5", "SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)",
+			"USE TEMP B-TREE FOR LAST TERM OF ORDER BY", "SCAN paid_out", "USE TEMP B-TREE FOR ORDER BY"}},
 		"TransactionCount": {[]any{1, "BTC"}, []string{
 			"SCAN CONSTANT ROW",
 			"SCALAR SUBQUERY 1", "SEARCH transfers USING INDEX transfers_from (from_account=? AND coin=?)",

@@ -436,15 +436,25 @@ SELECT COUNT(DISTINCT recipient_id) FROM payouts WHERE faucet_id = $1 AND coin =
 -- faucet's account is never paid one, and a user's wallet lists its
 -- payouts from payouts (PayoutListByRecipient). A user's account pays no
 -- payout, so for it the third part is empty.
+-- Each part takes at most the page's end (limit + offset) in the page's
+-- order, so each engine reads a large faucet's payouts from its index
+-- backwards and stops there: PostgreSQL's generic plan otherwise sorted
+-- all of them for every page (BENCHMARKS.md, round twenty).
 -- name: TransactionList
-SELECT t.id, t.kind, t.coin, -t.amount, 0, t.created_at FROM transfers t
-WHERE t.from_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+SELECT * FROM (
+  SELECT t.id, t.kind, t.coin, -t.amount AS amount, CAST(0 AS BIGINT) AS payout_id, t.created_at FROM transfers t
+  WHERE t.from_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+  ORDER BY t.created_at DESC, t.id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT)) AS paid
 UNION ALL
-SELECT t.id, t.kind, t.coin, t.amount, 0, t.created_at FROM transfers t
-WHERE t.to_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+SELECT * FROM (
+  SELECT t.id, t.kind, t.coin, t.amount, CAST(0 AS BIGINT), t.created_at FROM transfers t
+  WHERE t.to_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+  ORDER BY t.created_at DESC, t.id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT)) AS received
 UNION ALL
-SELECT p.transfer_id, 'payout', p.coin, -p.amount, p.id, p.created_at FROM payouts p
-WHERE p.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND p.coin = $2
+SELECT * FROM (
+  SELECT p.transfer_id, 'payout', p.coin, -p.amount, p.id, p.created_at FROM payouts p
+  WHERE p.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND p.coin = $2
+  ORDER BY p.created_at DESC, p.transfer_id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT)) AS paid_out
 ORDER BY 6 DESC, 1 DESC LIMIT $3 OFFSET $4;
 
 -- name: TransactionCount
