@@ -2,7 +2,7 @@
 -- as on PostgreSQL since its migration 0017: payouts (its faucet, recipient
 -- and transfer) and events (its faucet). Each key is a search of the
 -- table it names, run by the one writer for every row: four a payout,
--- about 5% of the writer's work for one (BENCHMARKS.md, round twenty).
+-- 5-9% of the instructions of one (BENCHMARKS.md, round twenty).
 -- The journal, transfers, keeps its keys.
 --
 -- SQLite cannot drop a column's REFERENCES clause; rebuilding the tables
