@@ -15,7 +15,9 @@ type Report struct {
 	// entries, or are negative where they may not be.
 	Accounts []store.AccountMismatch `json:"accounts"`
 	// Payouts lists payouts whose journal transfer is missing or disagrees,
-	// or whose faucet or recipient is missing (D64).
+	// or whose faucet or recipient is missing, and the payouts that
+	// idempotency keys name but that are missing or of another faucet or
+	// coin (D64).
 	Payouts []int64 `json:"payouts"`
 }
 

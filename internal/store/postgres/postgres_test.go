@@ -105,9 +105,10 @@ func TestTwoNodesShareOneDatabase(t *testing.T) {
 	}
 }
 
-// TestNamedRowsAreNeverDeleted: payouts and events name faucets and users
-// without a foreign key (D64), so the database refuses to delete them (or
-// to empty the journal), and a reference right when written stays right.
+// TestNamedRowsAreNeverDeleted: payouts and events name faucets and users,
+// and idempotency rows name payouts, without a foreign key (D64), so the
+// database refuses to delete them (or to empty the journal), and a
+// reference right when written stays right.
 func TestNamedRowsAreNeverDeleted(t *testing.T) {
 	requirePostgres(t)
 	t.Parallel()
@@ -115,7 +116,7 @@ func TestNamedRowsAreNeverDeleted(t *testing.T) {
 	conn := connect(t)
 	for _, sql := range []string{
 		"DELETE FROM faucets", "DELETE FROM users WHERE id = 1", "TRUNCATE faucets CASCADE",
-		"TRUNCATE users CASCADE", "TRUNCATE transfers CASCADE",
+		"TRUNCATE users CASCADE", "TRUNCATE transfers CASCADE", "DELETE FROM payouts", "TRUNCATE payouts CASCADE",
 		"DELETE FROM accounts WHERE id = 1", "TRUNCATE accounts CASCADE", "DELETE FROM coins", "TRUNCATE coins CASCADE",
 	} {
 		_, err := conn.Exec(ctx, sql)

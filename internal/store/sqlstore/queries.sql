@@ -560,14 +560,19 @@ WHERE COALESCE(b.amount, 0) <> COALESCE(j.total, 0)
 ORDER BY 1, 2;
 
 -- name: ReconcilePayouts
--- A payout's transfer, recipient and faucet must exist and agree with it:
--- no foreign key checks them as they are written (D64), so a missing
--- recipient or faucet (a NULL account) is reported too.
+-- A payout's transfer, recipient and faucet must exist and agree with it,
+-- and the payout an idempotency row names must exist and be of the row's
+-- faucet and coin: no foreign key checks them as they are written (D64),
+-- so a missing recipient or faucet (a NULL account) is reported too, and
+-- so is the id an idempotency row names wrongly.
 SELECT p.id FROM payouts p LEFT JOIN transfers t ON t.id = p.transfer_id
 WHERE t.id IS NULL OR t.amount <> p.amount OR t.coin <> p.coin OR t.kind <> 'payout'
    OR t.to_account IS DISTINCT FROM (SELECT account_id FROM users WHERE id = p.recipient_id)
    OR t.from_account IS DISTINCT FROM (SELECT account_id FROM faucets WHERE id = p.faucet_id)
-ORDER BY p.id;
+UNION
+SELECT k.payout_id FROM idempotency_keys k LEFT JOIN payouts p ON p.id = k.payout_id
+WHERE p.id IS NULL OR p.faucet_id <> k.faucet_id OR p.coin <> k.coin
+ORDER BY 1;
 
 -- name: MigrationLock
 SELECT pg_advisory_xact_lock(7421001);

@@ -126,4 +126,28 @@ func testReconcileNamesNobody(t *testing.T, st store.Store) {
 			t.Errorf("a payout naming %s (%d) was written; ReconcilePayouts = %v, want it reported and not %d", name, id, payouts, good.ID)
 		}
 	}
+
+	// Idempotency rows name their faucet and payout without a foreign key
+	// either: one naming a payout that does not exist, and one naming
+	// another faucet's payout, are written and reported; a right one is not.
+	other := newFaucet(t, st, owner, "other key")
+	kept := pay(t, st, f, alice, "BTC", 50, "", t0)
+	for _, k := range []drip.Idempotency{
+		{FaucetID: f.ID, Key: "lost", PayoutID: 999999},
+		{FaucetID: other.ID, Key: "borrowed", PayoutID: good.ID},
+		{FaucetID: f.ID, Key: "right", PayoutID: kept.ID},
+	} {
+		k.RequestHash, k.Coin, k.PayoutUserHash, k.CreatedAt = "hash", "BTC", alice.PayoutUserHash, t0
+		err := try(st, func(ctx context.Context, tx store.Tx) error { return tx.IdempotencyInsert(ctx, &k) })
+		if err != nil {
+			t.Errorf("idempotency row %q naming payout %d: refused (%v), want it written without a foreign key (D64)", k.Key, k.PayoutID, err)
+		}
+	}
+	payouts, err := st.ReconcilePayouts(context.Background())
+	if err != nil {
+		t.Fatalf("ReconcilePayouts: %v", err)
+	}
+	if !slices.Contains(payouts, 999999) || !slices.Contains(payouts, good.ID) || slices.Contains(payouts, kept.ID) {
+		t.Errorf("ReconcilePayouts = %v, want the missing 999999 and the borrowed %d reported, and not %d", payouts, good.ID, kept.ID)
+	}
 }
