@@ -128,16 +128,19 @@ func testReconcileNamesNobody(t *testing.T, st store.Store) {
 	}
 
 	// Idempotency rows name their faucet and payout without a foreign key
-	// either: one naming a payout that does not exist, and one naming
-	// another faucet's payout, are written and reported; a right one is not.
+	// either: one naming a payout that does not exist, one naming another
+	// faucet's payout, and one giving its payout another coin are written
+	// and reported; a right one is not.
 	other := newFaucet(t, st, owner, "other key")
 	kept := pay(t, st, f, alice, "BTC", 50, "", t0)
+	recoined := pay(t, st, f, alice, "BTC", 20, "", t0)
 	for _, k := range []drip.Idempotency{
-		{FaucetID: f.ID, Key: "lost", PayoutID: 999999},
-		{FaucetID: other.ID, Key: "borrowed", PayoutID: good.ID},
-		{FaucetID: f.ID, Key: "right", PayoutID: kept.ID},
+		{FaucetID: f.ID, Key: "lost", PayoutID: 999999, Coin: "BTC"},
+		{FaucetID: other.ID, Key: "borrowed", PayoutID: good.ID, Coin: "BTC"},
+		{FaucetID: f.ID, Key: "recoined", PayoutID: recoined.ID, Coin: "DOGE"},
+		{FaucetID: f.ID, Key: "right", PayoutID: kept.ID, Coin: "BTC"},
 	} {
-		k.RequestHash, k.Coin, k.PayoutUserHash, k.CreatedAt = "hash", "BTC", alice.PayoutUserHash, t0
+		k.RequestHash, k.PayoutUserHash, k.CreatedAt = "hash", alice.PayoutUserHash, t0
 		err := try(st, func(ctx context.Context, tx store.Tx) error { return tx.IdempotencyInsert(ctx, &k) })
 		if err != nil {
 			t.Errorf("idempotency row %q naming payout %d: refused (%v), want it written without a foreign key (D64)", k.Key, k.PayoutID, err)
@@ -147,7 +150,13 @@ func testReconcileNamesNobody(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatalf("ReconcilePayouts: %v", err)
 	}
-	if !slices.Contains(payouts, 999999) || !slices.Contains(payouts, good.ID) || slices.Contains(payouts, kept.ID) {
-		t.Errorf("ReconcilePayouts = %v, want the missing 999999 and the borrowed %d reported, and not %d", payouts, good.ID, kept.ID)
+	for _, id := range []int64{999999, good.ID, recoined.ID} {
+		if !slices.Contains(payouts, id) {
+			t.Errorf("ReconcilePayouts = %v, want %d reported (the missing, borrowed and recoined payouts are 999999, %d and %d)",
+				payouts, id, good.ID, recoined.ID)
+		}
+	}
+	if slices.Contains(payouts, kept.ID) {
+		t.Errorf("ReconcilePayouts = %v, want %d, the payout a right idempotency row names, not reported", payouts, kept.ID)
 	}
 }
