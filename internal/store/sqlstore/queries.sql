@@ -562,9 +562,10 @@ ORDER BY 1, 2;
 -- name: ReconcilePayouts
 -- A payout's transfer, recipient and faucet must exist and agree with it,
 -- and the payout an idempotency row names must exist and be of the row's
--- faucet and coin: no foreign key checks them as they are written (D64),
--- so a missing recipient or faucet (a NULL account) is reported too, and
--- so is the id an idempotency row names wrongly.
+-- faucet and coin. No foreign key checks most of this as rows are written
+-- (D64; SQLite's keys on an idempotency row check only that its payout
+-- exists), so a missing recipient or faucet (a NULL account) is reported
+-- too, and so is the id an idempotency row names wrongly.
 SELECT p.id FROM payouts p LEFT JOIN transfers t ON t.id = p.transfer_id
 WHERE t.id IS NULL OR t.amount <> p.amount OR t.coin <> p.coin OR t.kind <> 'payout'
    OR t.to_account IS DISTINCT FROM (SELECT account_id FROM users WHERE id = p.recipient_id)

@@ -6,7 +6,7 @@
 -- ledger writes the row in the payout's transaction, naming the faucet it
 -- locked or read and the payout it has just written; payouts are never
 -- deleted (below), and reconcile reports an idempotency row whose payout
--- is missing or belongs to another faucet (D3).
+-- is missing, another faucet's or in another coin (D3).
 ALTER TABLE idempotency_keys
   DROP CONSTRAINT idempotency_keys_faucet_id_fkey,
   DROP CONSTRAINT idempotency_keys_payout_id_fkey;
