@@ -43,14 +43,22 @@ WHERE r.handle = $1 AND k.faucet_id = r.c0 AND k.idem_key = r.c1;
 -- pays (sqlstore.windowCalls: c0 the window's index, c1 the faucet, c2
 -- its start, c3 its coin or '' for every coin, c4 the recipient or the
 -- IP), counted in one statement instead of one a window. CROSS JOIN keeps
--- drip_rows the outer loop, each row a search of payouts_faucet_recipient
--- or payouts_faucet_ip by faucet, recipient or IP, and time
--- (TestSetStatementsSearchByKey); a window with no payout has no row.
+-- drip_rows the outer loop (TestSetStatementsSearchByKey); a window with
+-- no payout has no row. By recipient, each row is a search of the copy
+-- below the watermark and one of each recent block (D71, below); by IP, a
+-- search of payouts_faucet_ip by faucet, IP and time.
 -- name: PayoutWindowsRecipientRows
-SELECT r.c0, COUNT(*), CAST(SUM(p.amount) AS BIGINT) FROM drip_rows AS r CROSS JOIN payouts AS p
-WHERE r.handle = $1 AND p.faucet_id = r.c1 AND p.recipient_id = r.c4 AND p.created_at >= r.c2
-  AND (r.c3 = '' OR p.coin = r.c3)
-GROUP BY r.c0;
+WITH RECURSIVE {{PayoutBlocksRecent}}
+SELECT w, COUNT(*), CAST(SUM(amount) AS BIGINT) FROM (
+  SELECT r.c0 AS w, c.amount AS amount FROM drip_rows AS r CROSS JOIN payouts_by_recipient AS c
+  WHERE r.handle = $1 AND c.faucet_id = r.c1 AND c.recipient_id = r.c4 AND c.created_at >= r.c2
+    AND (r.c3 = '' OR c.coin = r.c3) AND c.payout_id >> 16 < (SELECT done FROM payout_blocks)
+  UNION ALL
+  SELECT r.c0, p.amount FROM drip_rows AS r CROSS JOIN blocks AS b CROSS JOIN payouts AS p
+  WHERE r.handle = $1 AND p.id >> 16 = +b.n AND p.faucet_id = r.c1 AND p.recipient_id = r.c4
+    AND p.created_at >= r.c2 AND (r.c3 = '' OR p.coin = r.c3)
+)
+GROUP BY w;
 
 -- name: PayoutWindowsIPRows
 SELECT r.c0, COUNT(*), CAST(SUM(p.amount) AS BIGINT) FROM drip_rows AS r CROSS JOIN payouts AS p
@@ -184,15 +192,72 @@ WHERE id IN (SELECT value FROM json_each($1)) ORDER BY next_attempt_at, id;
 SELECT {{CheckoutColumns}} FROM merchant_checkouts
 WHERE id IN (SELECT checkout_id FROM outbox WHERE id IN (SELECT value FROM json_each($1)));
 
--- A wallet's page, one faucet's part (sqlstore's queries.sql). SQLite
--- searches an index by the time's range written on created_at; written as
--- row comparisons, it would read all the user's payouts from the faucet.
+-- A faucet's payouts by recipient are in two levels (D71, migration
+-- 0027): payouts_by_recipient, a copy of every payout of a block below
+-- the watermark payout_blocks.done, by faucet, recipient and time; and
+-- payouts_block_recipient, the same key led by the payout's block (its id
+-- >> 16), of which a read searches each block from the watermark to the
+-- last, blocks. The copy may hold part of the block at the watermark, which
+-- the compactor is copying: a read of the copy that counts takes the
+-- blocks below the watermark only; one that lists ids merges by IN, where a
+-- payout found in both levels is one id. A block is compared as id >> 16 =
+-- +b.n: the unary + takes the block number's integer affinity away, without
+-- which SQLite does not match the comparison to the index's expression and
+-- walks the faucet's payouts instead (TestSetStatementsSearchByKey).
+-- name: PayoutBlocksRecent
+blocks (n) AS (
+  SELECT done FROM payout_blocks
+  UNION ALL
+  SELECT n + 1 FROM blocks WHERE n < (SELECT COALESCE(MAX(id), 0) >> 16 FROM payouts)
+)
+
+-- A wallet's page, one faucet's part (sqlstore's queries.sql): the newest
+-- of the copy's range and of each recent block's, merged. SQLite searches
+-- each by the time's range written on created_at; written as row
+-- comparisons, it would read all the user's payouts from the faucet.
 -- name: PayoutListByRecipient
+WITH RECURSIVE {{PayoutBlocksRecent}}
 SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, f.name
 FROM payouts p JOIN faucets f ON f.id = p.faucet_id
-WHERE p.faucet_id = $1 AND p.recipient_id = $2 AND ($3 = '' OR p.coin = $3)
-  AND p.created_at BETWEEN $4 AND $5 AND (p.created_at < $5 OR p.id < $6)
+WHERE p.id IN (
+  SELECT * FROM (
+    SELECT c.payout_id FROM payouts_by_recipient c
+    WHERE c.faucet_id = $1 AND c.recipient_id = $2 AND ($3 = '' OR c.coin = $3)
+      AND c.created_at BETWEEN $4 AND $5 AND (c.created_at < $5 OR c.payout_id < $6)
+    ORDER BY c.created_at DESC, c.payout_id DESC LIMIT $7)
+  UNION ALL
+  SELECT * FROM (
+    SELECT q.id FROM blocks b CROSS JOIN payouts q
+    WHERE q.id >> 16 = +b.n AND q.faucet_id = $1 AND q.recipient_id = $2 AND ($3 = '' OR q.coin = $3)
+      AND q.created_at BETWEEN $4 AND $5 AND (q.created_at < $5 OR q.id < $6)
+    ORDER BY q.created_at DESC, q.id DESC LIMIT $7))
 ORDER BY p.created_at DESC, p.id DESC LIMIT $7;
+
+-- The faucets that paid a user: a probe of the copy and one of each
+-- recent block per faucet. Any row of the copy names a payout, so its
+-- probe needs no watermark.
+-- name: FaucetListPayers
+WITH RECURSIVE {{PayoutBlocksRecent}}
+SELECT {{FaucetColumns}} FROM faucets
+WHERE EXISTS (SELECT 1 FROM payouts_by_recipient c WHERE c.faucet_id = faucets.id AND c.recipient_id = $1)
+   OR EXISTS (SELECT 1 FROM blocks b CROSS JOIN payouts p
+     WHERE p.id >> 16 = +b.n AND p.faucet_id = faucets.id AND p.recipient_id = $1)
+ORDER BY name, id;
+
+-- The copy against the payouts (D3, D71): every payout of a block below
+-- the watermark has its row in the copy, and every row of the copy
+-- agrees with its payout. A payout missing from the copy would be missing
+-- from its recipient's send-limit windows.
+-- name: ReconcilePayoutsByRecipient
+SELECT p.id FROM payouts p
+WHERE p.id >> 16 < (SELECT done FROM payout_blocks) AND NOT EXISTS (
+  SELECT 1 FROM payouts_by_recipient c WHERE c.faucet_id = p.faucet_id AND c.recipient_id = p.recipient_id
+    AND c.created_at = p.created_at AND c.payout_id = p.id)
+UNION
+SELECT c.payout_id FROM payouts_by_recipient c LEFT JOIN payouts p ON p.id = c.payout_id
+WHERE p.id IS NULL OR p.faucet_id <> c.faucet_id OR p.recipient_id <> c.recipient_id
+   OR p.created_at <> c.created_at OR p.coin <> c.coin OR p.amount <> c.amount
+ORDER BY 1;
 
 -- A faucet's payouts in every coin, merged from one range of
 -- payouts_faucet_coin_time per coin of the catalogue (D68; sqlstore's
@@ -226,3 +291,16 @@ FROM coins c JOIN payouts p ON p.id IN (
 JOIN users u ON u.id = p.recipient_id
 WHERE $2 = '' OR c.symbol = $2
 ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
+
+-- drip bench's bulk load (store.BulkLoader) stores payouts as a database
+-- that has long held them has them: in the copy, below the watermark
+-- (D71). It copies every payout of a block from the watermark on (the
+-- ones already copied are kept) and moves the watermark to the last block.
+-- name: PayoutBulkLoadByRecipient
+INSERT OR IGNORE INTO payouts_by_recipient (faucet_id, recipient_id, created_at, payout_id, coin, amount)
+SELECT faucet_id, recipient_id, created_at, id, coin, amount FROM payouts
+WHERE id >> 16 >= (SELECT done FROM payout_blocks)
+ORDER BY faucet_id, recipient_id, created_at, id;
+
+-- name: PayoutBulkLoadWatermark
+UPDATE payout_blocks SET done = (SELECT COALESCE(MAX(id), 0) >> 16 FROM payouts);

@@ -31,6 +31,12 @@ var overrides string
 // Open opens (creating if needed) the database file at path and applies
 // pending migrations.
 func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
+	return open(ctx, path, true)
+}
+
+// open is Open, with the compactor started only if compact: a test steps
+// it itself.
+func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) {
 	if _, err := EnsurePrivate(path); err != nil {
 		return nil, err
 	}
@@ -74,6 +80,9 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
 		}
 	}
+	if compact {
+		d.cp = startCompactor(writer)
+	}
 	return db, nil
 }
 
@@ -113,6 +122,7 @@ type driver struct {
 	writer, reader *sql.DB
 	wps, rps       *prepared
 	ck             *checkpointer // nil until started
+	cp             *compactor    // nil until started
 }
 
 func (d *driver) Name() string           { return "sqlite" }
@@ -121,6 +131,9 @@ func (d *driver) Migrations() fs.FS      { sub, _ := fs.Sub(migrations, "migrati
 func (d *driver) QueryOverrides() string { return overrides }
 func (d *driver) Close() error {
 	var ckErr error
+	if d.cp != nil {
+		d.cp.close() // before the writer it writes through
+	}
 	if d.ck != nil {
 		ckErr = d.ck.close()
 	}

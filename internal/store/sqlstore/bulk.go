@@ -56,6 +56,17 @@ func (q *querier) PayoutBulkLoad(ctx context.Context, p *store.PayoutBulkLoadPar
 	if _, err := q.exec(ctx, q.q.PayoutBulkLoadCredits, before, f.AccountID); err != nil {
 		return err
 	}
+	if q.q.PayoutBulkLoadByRecipient.sql != "" {
+		// A database that has long held these payouts has them in the copy
+		// (D71): the load copies them, and any payout before them not yet
+		// copied, and moves the watermark to the last block.
+		if _, err := q.exec(ctx, q.q.PayoutBulkLoadByRecipient); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, q.q.PayoutBulkLoadWatermark); err != nil {
+			return err
+		}
+	}
 	_, err = q.BalanceDebit(ctx, f.AccountID, p.Coin, total)
 	return err
 }

@@ -86,6 +86,12 @@ type queries struct {
 
 	// The statements of PayoutBulkLoad (store.BulkLoader), in the order it runs them.
 	PayoutBulkLoadBefore, PayoutBulkLoadTransfers, PayoutBulkLoadPayouts, PayoutBulkLoadCredits stmt
+
+	// Where an engine keeps a faucet's payouts by recipient in two levels
+	// (D71): reconcile's check of the copy against the payouts, and the
+	// bulk load's copy of what it stored, with the watermark moved past it.
+	ReconcilePayoutsByRecipient                        stmt `sql:"optional"`
+	PayoutBulkLoadByRecipient, PayoutBulkLoadWatermark stmt `sql:"optional"`
 }
 
 var (

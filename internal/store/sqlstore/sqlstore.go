@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -672,11 +673,23 @@ func (q *querier) ReconcileAccounts(ctx context.Context) ([]store.AccountMismatc
 
 func (q *querier) ReconcilePayouts(ctx context.Context) ([]int64, error) {
 	var out []int64
-	err := q.list(ctx, q.q.ReconcilePayouts, nil, func(r Rows) error {
+	scan := func(r Rows) error {
 		var id int64
 		err := r.Scan(&id)
 		out = append(out, id)
 		return err
-	})
-	return out, err
+	}
+	if err := q.list(ctx, q.q.ReconcilePayouts, nil, scan); err != nil {
+		return nil, err
+	}
+	if q.q.ReconcilePayoutsByRecipient.sql != "" {
+		// Its own statement and snapshot, as each of reconcile's checks is:
+		// the copy and its watermark move together, in one transaction.
+		if err := q.list(ctx, q.q.ReconcilePayoutsByRecipient, nil, scan); err != nil {
+			return nil, err
+		}
+		slices.Sort(out)
+		out = slices.Compact(out)
+	}
+	return out, nil
 }

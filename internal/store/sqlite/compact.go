@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"sync"
+	"time"
+)
+
+// The compactor keeps the second level of a faucet's payouts by recipient
+// (D71, migration 0027): it copies each finished block of payouts (2^16
+// consecutive ids, id >> 16 in the SQL) into payouts_by_recipient, in that
+// table's order, and moves the watermark payout_blocks.done past the block
+// in the transaction that copies its last rows. Reads are correct whatever
+// it has done: a read searches the copy below the watermark and every
+// block from the watermark on. Keeping up keeps those blocks one or two.
+//
+// It writes through the writer's pool, one transaction a chunk, so the
+// payout batches queue with it in the pool rather than on the file's lock,
+// and no chunk holds the writer for more than a few milliseconds.
+
+const (
+	// compactChunk is how many payouts a transaction copies.
+	compactChunk = 2048
+	// compactEvery is how often the compactor looks for a finished block;
+	// at 10,000 payouts a second a block finishes every 6.5 s.
+	compactEvery = time.Second
+)
+
+type compactor struct {
+	db      *sql.DB
+	stop    chan struct{}
+	done    chan struct{}
+	stopped sync.Once
+
+	// The cursor: the last key copied of block, the next chunk's start.
+	// Only the compactor's goroutine touches it. It is lost with the
+	// process; the next copies the block from its start, and what is
+	// already in the copy is kept (INSERT OR IGNORE).
+	block int64
+	after blockKey
+}
+
+// blockKey is a payout's place in a block's part of payouts_block_recipient
+// and in the copy: faucet, recipient, time, id.
+type blockKey struct{ faucet, recipient, at, id int64 }
+
+var (
+	keyFirst = blockKey{math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64}
+	keyLast  = blockKey{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64}
+)
+
+func startCompactor(db *sql.DB) *compactor {
+	c := &compactor{db: db, stop: make(chan struct{}), done: make(chan struct{}), block: -1}
+	go c.run()
+	return c
+}
+
+func (c *compactor) run() {
+	defer close(c.done)
+	t := time.NewTicker(compactEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		// An error (another process holding the file's lock past the busy
+		// timeout, the disk full) leaves the block for the next tick:
+		// reads stay correct, searching one block more.
+		for {
+			select {
+			case <-c.stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			more, err := c.step(ctx)
+			cancel()
+			if err != nil || !more {
+				break
+			}
+		}
+	}
+}
+
+// step copies the next chunk of the block at the watermark, if a block
+// after it has begun, and reports whether it did.
+func (c *compactor) step(ctx context.Context) (bool, error) {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var done, last int64
+	if err := tx.QueryRowContext(ctx,
+		`SELECT done, (SELECT COALESCE(MAX(id), 0) >> 16 FROM payouts) FROM payout_blocks`).Scan(&done, &last); err != nil {
+		return false, err
+	}
+	if done >= last {
+		return false, nil // the watermark is at the block payouts enter
+	}
+	if c.block != done {
+		c.block, c.after = done, keyFirst
+	}
+	// The chunk ends at the compactChunk-th key after the cursor, or at the
+	// block's end, where the watermark moves.
+	upto, end := keyLast, true
+	err = tx.QueryRowContext(ctx, `SELECT faucet_id, recipient_id, created_at, id FROM payouts
+		WHERE id >> 16 = ?1 AND (faucet_id, recipient_id, created_at, id) > (?2, ?3, ?4, ?5)
+		ORDER BY faucet_id, recipient_id, created_at, id LIMIT 1 OFFSET ?6`,
+		done, c.after.faucet, c.after.recipient, c.after.at, c.after.id, compactChunk-1).
+		Scan(&upto.faucet, &upto.recipient, &upto.at, &upto.id)
+	switch {
+	case err == nil:
+		end = false
+	case err != sql.ErrNoRows:
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO payouts_by_recipient
+		(faucet_id, recipient_id, created_at, payout_id, coin, amount)
+		SELECT faucet_id, recipient_id, created_at, id, coin, amount FROM payouts
+		WHERE id >> 16 = ?1 AND (faucet_id, recipient_id, created_at, id) > (?2, ?3, ?4, ?5)
+			AND (faucet_id, recipient_id, created_at, id) <= (?6, ?7, ?8, ?9)
+		ORDER BY faucet_id, recipient_id, created_at, id`,
+		done, c.after.faucet, c.after.recipient, c.after.at, c.after.id,
+		upto.faucet, upto.recipient, upto.at, upto.id); err != nil {
+		return false, err
+	}
+	if end {
+		if _, err := tx.ExecContext(ctx, `UPDATE payout_blocks SET done = done + 1 WHERE done = ?1`, done); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	c.after = upto
+	if end {
+		c.block = -1
+	}
+	return true, nil
+}
+
+func (c *compactor) close() {
+	c.stopped.Do(func() { close(c.stop) })
+	<-c.done
+}
