@@ -52,6 +52,12 @@ func TestPayoutsByRecipientInTwoLevels(t *testing.T) {
 		copied := ints(t, raw, `SELECT COUNT(*) FROM payouts_by_recipient WHERE payout_id >> 16 = ?`, w)[0]
 		halfway = halfway || copied > 0
 		fx.check(t, fmt.Sprintf("step %d (watermark %d, %d of its block copied)", step, w, copied))
+		if step == 3 {
+			// The process ends halfway through a block (the second's first
+			// chunk is copied): the next starts the block again, keeping
+			// what is copied.
+			c = &compactor{db: raw, block: -1}
+		}
 	}
 	if !halfway {
 		t.Error("no step left a block half copied")
@@ -352,4 +358,67 @@ func ints(t *testing.T, db *sql.DB, q string, args ...any) []int64 {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkCompactBlock is the compactor's cost a payout: the copy of one
+// block of 65,536 payouts, a chunk a transaction, from faucets paying
+// recipients round-robin as drip bench's hot (one faucet) and spread
+// (many faucets) do.
+func BenchmarkCompactBlock(b *testing.B) {
+	for _, shape := range []struct {
+		name       string
+		faucets    int
+		recipients int
+	}{{"hot", 1, 10_000}, {"spread", 200, 10_000}} {
+		b.Run(shape.name, func(b *testing.B) {
+			ctx := context.Background()
+			path := filepath.Join(b.TempDir(), "drip.db")
+			st, err := open(ctx, path, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			raw, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}}.Encode()+"&_txlock=immediate")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer raw.Close()
+			raw.SetMaxOpenConns(1)
+			c := &compactor{db: raw, block: -1}
+			var payouts int64
+			next := int64(1) // the next payout's id
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				// One block more: its payouts, and the next block's first,
+				// which finishes it. No transfers: only the copy is timed.
+				tx, err := raw.BeginTx(ctx, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for ; next <= int64(i+1)<<16; next++ {
+					id, k := next, next
+					if _, err := tx.ExecContext(ctx, `INSERT INTO payouts (id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
+						VALUES (?, ?, ?, ?, '', 'BTC', 1000, '', '', ?)`,
+						id, 1+k%int64(shape.faucets), 1+(id/int64(shape.faucets))%int64(shape.recipients), id, time.Now().UnixMicro()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for {
+					more, err := c.step(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !more {
+						break
+					}
+				}
+				payouts += 1 << 16
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(payouts)/1e3, "µs/payout")
+		})
+	}
 }
