@@ -17,7 +17,8 @@ type Report struct {
 	// Payouts lists payouts whose journal transfer is missing or disagrees,
 	// or whose faucet or recipient is missing, and the payouts that
 	// idempotency keys name but that are missing or of another faucet or
-	// coin (D64).
+	// coin (D64); on SQLite, those missing from the copy of payouts by
+	// recipient or disagreeing with it (D71).
 	Payouts []int64 `json:"payouts"`
 }
 

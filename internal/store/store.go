@@ -195,6 +195,8 @@ type Reader interface {
 
 	ReconcileCoinSums(ctx context.Context) ([]CoinSum, error)
 	ReconcileAccounts(ctx context.Context) ([]AccountMismatch, error)
+	// ReconcilePayouts is the ids of the payouts ledger.Report.Payouts
+	// describes, ascending, each once.
 	ReconcilePayouts(ctx context.Context) ([]int64, error)
 
 	// A faucet's API keys page (issue 11).
