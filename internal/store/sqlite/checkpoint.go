@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
-	"sync"
 	"time"
 )
 
@@ -31,10 +30,8 @@ const walKeep = 32 << 20
 // never blocks the writer or a reader; it changes nothing of durability,
 // which is the log's sync at each commit (synchronous=FULL).
 type checkpointer struct {
-	db      *sql.DB
-	stop    chan struct{}
-	done    chan struct{}
-	stopped sync.Once
+	ticking
+	db *sql.DB
 }
 
 func startCheckpointer(path string) (*checkpointer, error) {
@@ -43,31 +40,20 @@ func startCheckpointer(path string) (*checkpointer, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	c := &checkpointer{db: db, stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run()
+	c := &checkpointer{db: db}
+	c.start(checkpointEvery, c.tick)
 	return c, nil
 }
 
-func (c *checkpointer) run() {
-	defer close(c.done)
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-		}
-		// An error (the disk full, say) is the writer's to meet and report
-		// at its next commit; the backstop checkpoint keeps the log bounded.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, _ = c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-		cancel()
-	}
+func (c *checkpointer) tick(<-chan struct{}) {
+	// An error (the disk full, say) is the writer's to meet and report at
+	// its next commit; the backstop checkpoint keeps the log bounded.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_, _ = c.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	cancel()
 }
 
 func (c *checkpointer) close() error {
-	c.stopped.Do(func() { close(c.stop) })
-	<-c.done
+	c.halt()
 	return c.db.Close()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"math"
-	"sync"
 	"time"
 )
 
@@ -29,10 +28,8 @@ const (
 )
 
 type compactor struct {
-	db      *sql.DB
-	stop    chan struct{}
-	done    chan struct{}
-	stopped sync.Once
+	ticking
+	db *sql.DB
 
 	// The cursor: the last key copied of block, the next chunk's start.
 	// Only the compactor's goroutine touches it. It is lost with the
@@ -52,36 +49,27 @@ var (
 )
 
 func startCompactor(db *sql.DB) *compactor {
-	c := &compactor{db: db, stop: make(chan struct{}), done: make(chan struct{}), block: -1}
-	go c.run()
+	c := &compactor{db: db, block: -1}
+	c.start(compactEvery, c.tick)
 	return c
 }
 
-func (c *compactor) run() {
-	defer close(c.done)
-	t := time.NewTicker(compactEvery)
-	defer t.Stop()
+// tick copies chunks until the watermark is at the last block. An error
+// (another process holding the file's lock past the busy timeout, the
+// disk full) leaves the block for the next tick: reads stay correct,
+// searching one block more.
+func (c *compactor) tick(stop <-chan struct{}) {
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
-		case <-t.C:
+		default:
 		}
-		// An error (another process holding the file's lock past the busy
-		// timeout, the disk full) leaves the block for the next tick:
-		// reads stay correct, searching one block more.
-		for {
-			select {
-			case <-c.stop:
-				return
-			default:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			more, err := c.step(ctx)
-			cancel()
-			if err != nil || !more {
-				break
-			}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		more, err := c.step(ctx)
+		cancel()
+		if err != nil || !more {
+			return
 		}
 	}
 }
@@ -142,9 +130,4 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 		c.block = -1
 	}
 	return true, nil
-}
-
-func (c *compactor) close() {
-	c.stopped.Do(func() { close(c.stop) })
-	<-c.done
 }

@@ -163,9 +163,10 @@ type byRecipient struct {
 	times   []int64 // a few start times of windows
 }
 
-func rawDB(t *testing.T, path string) *sql.DB {
+// rawDB is a connection of its own to the file, durable as the writer's.
+func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"_pragma": {"busy_timeout(10000)"}}.Encode()+"&_txlock=immediate")
+	raw, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}}.Encode()+"&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,12 +382,7 @@ func BenchmarkCompactBlock(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			raw, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}}.Encode()+"&_txlock=immediate")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer raw.Close()
-			raw.SetMaxOpenConns(1)
+			raw := rawDB(b, path)
 			if shape.stored > 0 {
 				// Written in the copy's order, as the upgrade or the growth
 				// load writes it; dated before every payout below.

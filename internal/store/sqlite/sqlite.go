@@ -132,7 +132,7 @@ func (d *driver) QueryOverrides() string { return overrides }
 func (d *driver) Close() error {
 	var ckErr error
 	if d.cp != nil {
-		d.cp.close() // before the writer it writes through
+		d.cp.halt() // before the writer it writes through
 	}
 	if d.ck != nil {
 		ckErr = d.ck.close()
