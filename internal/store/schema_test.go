@@ -73,7 +73,7 @@ var (
 			"payout_blocks":        {"done", "id"},
 			"payouts_by_recipient": {"amount", "coin", "created_at", "faucet_id", "payout_id", "recipient_id"},
 		},
-		Indexes: map[string]string{"payouts_block_recipient": "payouts(<expr>, faucet_id, recipient_id, created_at)"},
+		Indexes: map[string]string{"payouts_block_recipient": "payouts(<expr>, recipient_id, faucet_id, created_at)"},
 	}
 	postgresOwn = schema{Indexes: map[string]string{"payouts_faucet_recipient": "payouts(faucet_id, recipient_id, created_at)"}}
 )

@@ -9,9 +9,9 @@ import (
 
 // The compactor keeps the second level of a faucet's payouts by recipient
 // (D71, migration 0027): it copies each finished block of payouts (2^16
-// consecutive ids, id >> 16 in the SQL) into payouts_by_recipient, in that
-// table's order, and moves the watermark payout_blocks.done past the block
-// in the transaction that copies its last rows. Reads are correct whatever
+// consecutive ids, id >> 16 in the SQL) into payouts_by_recipient, and
+// moves the watermark payout_blocks.done past the block in the
+// transaction that copies its last rows. Reads are correct whatever
 // it has done: a read searches the copy below the watermark and every
 // block from the watermark on. Keeping up keeps those blocks one or two.
 //
@@ -39,9 +39,11 @@ type compactor struct {
 	after blockKey
 }
 
-// blockKey is a payout's place in a block's part of payouts_block_recipient
-// and in the copy: faucet, recipient, time, id.
-type blockKey struct{ faucet, recipient, at, id int64 }
+// blockKey is a payout's place in a block's part of payouts_block_recipient:
+// recipient, faucet, time, id (migration 0028). A chunk is a range of that
+// order, read from the index; its rows are inserted in the copy's order,
+// faucet first, sorted from the chunk's 2,048.
+type blockKey struct{ recipient, faucet, at, id int64 }
 
 var (
 	keyFirst = blockKey{math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64}
@@ -96,11 +98,11 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 	// The chunk ends at the compactChunk-th key after the cursor, or at the
 	// block's end, where the watermark moves.
 	upto, end := keyLast, true
-	err = tx.QueryRowContext(ctx, `SELECT faucet_id, recipient_id, created_at, id FROM payouts
-		WHERE id >> 16 = ?1 AND (faucet_id, recipient_id, created_at, id) > (?2, ?3, ?4, ?5)
-		ORDER BY faucet_id, recipient_id, created_at, id LIMIT 1 OFFSET ?6`,
-		done, c.after.faucet, c.after.recipient, c.after.at, c.after.id, compactChunk-1).
-		Scan(&upto.faucet, &upto.recipient, &upto.at, &upto.id)
+	err = tx.QueryRowContext(ctx, `SELECT recipient_id, faucet_id, created_at, id FROM payouts
+		WHERE id >> 16 = ?1 AND (recipient_id, faucet_id, created_at, id) > (?2, ?3, ?4, ?5)
+		ORDER BY recipient_id, faucet_id, created_at, id LIMIT 1 OFFSET ?6`,
+		done, c.after.recipient, c.after.faucet, c.after.at, c.after.id, compactChunk-1).
+		Scan(&upto.recipient, &upto.faucet, &upto.at, &upto.id)
 	switch {
 	case err == nil:
 		end = false
@@ -110,11 +112,11 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO payouts_by_recipient
 		(faucet_id, recipient_id, created_at, payout_id, coin, amount)
 		SELECT faucet_id, recipient_id, created_at, id, coin, amount FROM payouts
-		WHERE id >> 16 = ?1 AND (faucet_id, recipient_id, created_at, id) > (?2, ?3, ?4, ?5)
-			AND (faucet_id, recipient_id, created_at, id) <= (?6, ?7, ?8, ?9)
+		WHERE id >> 16 = ?1 AND (recipient_id, faucet_id, created_at, id) > (?2, ?3, ?4, ?5)
+			AND (recipient_id, faucet_id, created_at, id) <= (?6, ?7, ?8, ?9)
 		ORDER BY faucet_id, recipient_id, created_at, id`,
-		done, c.after.faucet, c.after.recipient, c.after.at, c.after.id,
-		upto.faucet, upto.recipient, upto.at, upto.id); err != nil {
+		done, c.after.recipient, c.after.faucet, c.after.at, c.after.id,
+		upto.recipient, upto.faucet, upto.at, upto.id); err != nil {
 		return false, err
 	}
 	if end {

@@ -105,7 +105,7 @@ func TestPayoutsByRecipientUpgrade(t *testing.T) {
 		`DROP TRIGGER payouts_kept`, `DROP INDEX payouts_block_recipient`,
 		`DROP TABLE payouts_by_recipient`, `DROP TABLE payout_blocks`,
 		`CREATE INDEX payouts_faucet_recipient ON payouts (faucet_id, recipient_id, created_at)`,
-		`DELETE FROM schema_migrations WHERE version = 27`,
+		`DELETE FROM schema_migrations WHERE version IN (27, 28)`,
 	} {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

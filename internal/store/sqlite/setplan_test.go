@@ -53,7 +53,7 @@ func TestSetStatementsSearchByKey(t *testing.T) {
 		"PayoutWindowsRecipientRows": {window("recipient_id"), [][]string{
 			{"SCAN r VIRTUAL TABLE INDEX 1:", "SEARCH c USING PRIMARY KEY (faucet_id=? AND recipient_id=? AND created_at>?)"},
 			{"SCAN r VIRTUAL TABLE INDEX 1:", "SCAN b",
-				"SEARCH p USING INDEX payouts_block_recipient (<expr>=? AND faucet_id=? AND recipient_id=? AND created_at>?)"}}},
+				"SEARCH p USING INDEX payouts_block_recipient (<expr>=? AND recipient_id=? AND faucet_id=? AND created_at>?)"}}},
 		"PayoutWindowsIPRows": {window("ip_address"), [][]string{
 			{"SCAN r VIRTUAL TABLE INDEX 1:", "SEARCH p USING INDEX payouts_faucet_ip (faucet_id=? AND ip_address=? AND created_at>?)"}}},
 	} {
@@ -117,7 +117,7 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 			"SCAN (subquery-4)", "UNION ALL", "CO-ROUTINE (subquery-6)",
 			"MATERIALIZE blocks", "SETUP", "SCAN payout_blocks", "RECURSIVE STEP", "SCAN blocks",
 			"SCALAR SUBQUERY 2", "SEARCH payouts", "SCAN b",
-			"SEARCH q USING INDEX payouts_block_recipient (<expr>=? AND faucet_id=? AND recipient_id=? AND created_at>? AND created_at<?)",
+			"SEARCH q USING INDEX payouts_block_recipient (<expr>=? AND recipient_id=? AND faucet_id=? AND created_at>? AND created_at<?)",
 			"USE TEMP B-TREE FOR ORDER BY", "SCAN (subquery-6)",
 			"SEARCH f USING INTEGER PRIMARY KEY (rowid=?)", "USE TEMP B-TREE FOR ORDER BY"}},
 		"TransactionList": {[]any{1, "BTC", 50, 0}, []string{
