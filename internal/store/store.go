@@ -338,7 +338,10 @@ type Tx interface {
 	// keys' spends, the idempotency rows, the notifications and the events.
 	// It is the ledger's only write of payouts (D4, D5). A debit that would
 	// take a balance below zero fails it with ErrInsufficientFunds, and the
-	// transaction must roll back.
+	// transaction must roll back. The debited balances are those
+	// PayoutsOpen locked in the same transaction, as the ledger's are: on
+	// PostgreSQL a debit updates the row version a search of the key found
+	// in the same statement, which the lock keeps the current one.
 	PayoutsInsert(ctx context.Context, b *PayoutBatch) error
 
 	PayoutInsert(ctx context.Context, p *drip.Payout, transferID int64) (int64, error)

@@ -194,26 +194,47 @@ func connect(t *testing.T) *pgx.Conn {
 	return conn
 }
 
-// TestSetFormsSearchTheirIndex: the reads of a batch that go as one
-// statement over its rows (IdempotencyBoundRows, the send-limit windows)
-// search, for each row, the index made for them, under the generic plan
-// PostgreSQL keeps for a prepared statement, on tables not yet analyzed.
+// TestSetFormsSearchTheirIndex: the statements of a batch that go as one
+// statement over its rows (IdempotencyBoundRows, the send-limit windows,
+// the locks and the debits) search, for each row, the index made for
+// them, under the generic plan PostgreSQL keeps for a prepared statement,
+// on tables not yet analyzed.
 // Where the planner saw payouts_faucet_time (dropped since, D68) as just
 // as good, every per-recipient window read all its faucet's payouts
 // since its start (see queries.sql).
 func TestSetFormsSearchTheirIndex(t *testing.T) {
 	requirePostgres(t)
 	plan := genericPlans(t, connect(t))
+	plans := map[string]string{}
 	for name, c := range map[string]struct{ args, table, index string }{
 		"PayoutWindowsRecipientRows": {"'{0}', '{1}', '{0}', '{BTC}', '{2}'", "payouts", "payouts_faucet_recipient"},
 		"PayoutWindowsIPRows":        {"'{0}', '{1}', '{0}', '{BTC}', '{198.51.100.1}'", "payouts", "payouts_faucet_ip"},
 		"IdempotencyBoundRows":       {"'{1}', '{k}'", "idempotency_keys", "idempotency_keys_pkey"},
+		"FaucetsLockRows":            {"'{1}'", "faucets", "faucets_pkey"},
+		"BalancesLockRows":           {"'{1}', '{BTC}'", "balances", "balances_pkey"},
 	} {
 		joined := plan(name, c.args)
+		plans[name] = joined
 		if strings.Count(joined, " on "+c.table+" ") != 1 ||
 			!regexp.MustCompile(`Index (Only )?Scan using `+c.index+` on `+c.table+` `).MatchString(joined) {
 			t.Errorf("%s: plan\n%s\nwant one index scan of %s, using %s", name, joined, c.table, c.index)
 		}
+	}
+	// The locks are taken in the rows' order, the batch's lock order (D5):
+	// the arrays are the nested loop's outer side, each row's subquery
+	// locking its row.
+	for _, name := range []string{"FaucetsLockRows", "BalancesLockRows"} {
+		joined := plans[name]
+		if fn, lock := strings.Index(joined, "Function Scan"), strings.Index(joined, "LockRows"); !strings.HasPrefix(joined, "Nested Loop") || fn < 0 || lock < fn {
+			t.Errorf("%s: plan\n%s\nwant a nested loop over the rows, locking each in the subquery", name, joined)
+		}
+	}
+	// The debits find each balance by the primary key, then update the row
+	// version found (its ctid), never a scan of balances.
+	joined := plan("BalancesDebitRows", "'{1}', '{BTC}', '{5}'")
+	if !strings.Contains(joined, "Index Scan using balances_pkey on balances") || !strings.Contains(joined, "Tid Scan on balances") ||
+		strings.Contains(joined, "Seq Scan") {
+		t.Errorf("BalancesDebitRows: plan\n%s\nwant a search of balances_pkey a row, and the update by the row's ctid", joined)
 	}
 }
 

@@ -191,12 +191,11 @@ func rowsCall(s stmt, cols []Column, shared ...any) call {
 
 // rowCalls runs a statement once for each of a batch's rows, given
 // column by column. An engine whose SQL defines the statement's set form
-// (set: SQLite's, over drip_rows) runs that once over all the rows;
-// another runs the single-row form (one) once a row, its parameters the
-// row's values in column order: on PostgreSQL each row is locked by a
-// statement of its own, in the batch's lock order, found by its primary
-// key whatever the planner knows (see BalanceLock). c gives the calls'
-// scan and short; a call with short must change each of its rows.
+// (set: SQLite's over drip_rows, PostgreSQL's over arrays) runs that once
+// over all the rows, which it takes in their order; another runs the
+// single-row form (one) once a row, its parameters the row's values in
+// column order. c gives the calls' scan and short; a call with short must
+// change each of its rows.
 func (q *querier) rowCalls(one, set stmt, cols []Column, c call) []call {
 	n := cols[0].Len()
 	if n == 0 {

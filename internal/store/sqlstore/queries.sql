@@ -142,15 +142,14 @@ ON CONFLICT (account_id, coin) DO UPDATE SET amount = balances.amount + excluded
 RETURNING amount;
 
 -- BalanceLock reads a balance and holds it to the end of the
--- transaction: one statement per balance, each found by the primary key
--- whatever the planner knows of the table (a cached plan of a join with
--- the batch's JSON rows chose a full scan of balances once the table had
--- outgrown its statistics), locked in the batch's order (D5). A batch's
--- statements go in one pipeline. For the same two reasons this file
--- defines none of the set forms of the batch's per-row locks
--- (FaucetsLockRows, BalancesLockRows, BalancesDebitRows): see SQLite's
--- queries.sql. Its reads that lock nothing are set forms whose rows each
--- search their own index (LATERAL): IdempotencyBoundRows and the windows.
+-- transaction, found by the primary key whatever the planner knows of the
+-- table (a cached plan of a join with the batch's JSON rows chose a full
+-- scan of balances once the table had outgrown its statistics), locked in
+-- the batch's order (D5). A batch runs the set forms of the per-row locks
+-- and debits instead (FaucetsLockRows, BalancesLockRows,
+-- BalancesDebitRows), each engine's own: PostgreSQL's queries.sql, whose
+-- rows each search their own index (LATERAL) in the batch's order, as the
+-- reads that lock nothing do here (IdempotencyBoundRows and the windows).
 -- name: BalanceLock
 SELECT account_id, coin, amount, debits FROM balances WHERE account_id = $1 AND coin = $2 FOR UPDATE;
 
