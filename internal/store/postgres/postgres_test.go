@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,6 +103,120 @@ func TestTwoNodesShareOneDatabase(t *testing.T) {
 		if b, err := st.BalanceGet(ctx, account, "BTC"); err != nil || b != 0 {
 			t.Errorf("%s node reads the final balance as %d, %v; want 0", name, b, err)
 		}
+	}
+}
+
+// TestBatchesLockInOneOrderAcrossNodes: batches on two nodes, each
+// locking and debiting several balances named in its own order, never
+// deadlock and never lose a debit. PayoutsOpen sorts the balances, and the
+// set form locks them in that order (BalancesLockRows, D5); a batch that
+// locked in the order it was given would meet another in the opposite one
+// (SQLSTATE 40P01), which Transact reruns: the test fails on any rerun.
+func TestBatchesLockInOneOrderAcrossNodes(t *testing.T) {
+	requirePostgres(t)
+	t.Parallel()
+	ctx := context.Background()
+	first, url := storetest.OpenPostgresURL(t)
+	second, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatalf("second postgres.Open: %v", err)
+	}
+	t.Cleanup(func() { second.Close() }) // before the schema is dropped
+
+	var reruns reruns
+	for _, st := range []store.Store{first, second} {
+		st.(store.Observable).Observe(&reruns)
+	}
+
+	const funds = 10_000
+	accounts := make([]int64, 6)
+	err = first.Transact(ctx, func(tx store.Tx) error {
+		for i := range accounts {
+			var err error
+			if accounts[i], err = tx.AccountCreate(ctx, "faucet", time.Now()); err != nil {
+				return err
+			}
+			if _, err := tx.BalanceCredit(ctx, drip.AccountDeposits, "BTC", -funds); err != nil {
+				return err
+			}
+			if _, err := tx.BalanceCredit(ctx, accounts[i], "BTC", funds); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		taken = map[int64]int64{}
+	)
+	const workers, rounds = 16, 6
+	for w := range workers {
+		st := []store.Store{first, second}[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				// Four of the six balances, in an order of this worker and
+				// round: w+i rotates them, odd workers walk them backwards.
+				var keys []store.BalanceKey
+				for j := range 4 {
+					k := (w + i + j) % len(accounts)
+					if w%2 == 1 {
+						k = len(accounts) - 1 - k
+					}
+					keys = append(keys, store.BalanceKey{Account: accounts[k], Coin: "BTC"})
+				}
+				err := st.Transact(ctx, func(tx store.Tx) error {
+					if _, err := tx.PayoutsOpen(ctx, &store.PayoutsOpenParams{Balances: keys}); err != nil {
+						return err
+					}
+					// Another node's batches queue on these rows meanwhile.
+					time.Sleep(time.Millisecond)
+					debits := map[store.BalanceKey]int64{}
+					for _, k := range keys {
+						debits[k] = 1
+					}
+					return tx.PayoutsInsert(ctx, &store.PayoutBatch{Debits: debits, CreatedAt: time.Now()})
+				})
+				mu.Lock()
+				if err != nil {
+					t.Errorf("worker %d, batch %d: %v", w, i, err)
+				} else {
+					for _, k := range keys {
+						taken[k.Account]++
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var total int64
+	for _, a := range accounts {
+		total += taken[a]
+		if b, err := second.BalanceGet(ctx, a, "BTC"); err != nil || b != funds-taken[a] {
+			t.Errorf("account %d holds %d, %v; want %d, %d debits of 1 taken", a, b, err, funds-taken[a], taken[a])
+		}
+	}
+	if total != workers*rounds*4 {
+		t.Errorf("%d debits taken, want %d", total, workers*rounds*4)
+	}
+	if n := reruns.n.Load(); n > 0 {
+		t.Errorf("%d transactions ran again after a conflict (a deadlock); want none", n)
+	}
+}
+
+// reruns counts the transactions that ran more than once (store.Observer).
+type reruns struct{ n atomic.Int64 }
+
+func (r *reruns) Transacted(_ time.Duration, attempts int, _ error) {
+	if attempts > 1 {
+		r.n.Add(1)
 	}
 }
 
