@@ -13,7 +13,7 @@ WHERE faucet_id = $1 AND idem_key IN (SELECT value FROM json_each($2));
 
 -- The writer's transaction holds the whole database.
 -- name: BalanceLock
-SELECT account_id, coin, amount FROM balances WHERE account_id = $1 AND coin = $2;
+SELECT account_id, coin, amount, debits FROM balances WHERE account_id = $1 AND coin = $2;
 
 -- The per-row statements of a payout batch (FaucetLock, BalanceLock,
 -- BalanceDebit, the bound idempotency keys), each run once over the batch's rows in
