@@ -42,15 +42,10 @@ func TestTwoNodesShareOneDatabase(t *testing.T) {
 	requirePostgres(t)
 	t.Parallel()
 	ctx := context.Background()
-	first, url := storetest.OpenPostgresURL(t)
-	second, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatalf("second postgres.Open: %v", err)
-	}
-	t.Cleanup(func() { second.Close() }) // before the schema is dropped
+	first, second := twoNodes(t)
 
 	var account int64
-	err = first.Transact(ctx, func(tx store.Tx) error {
+	err := first.Transact(ctx, func(tx store.Tx) error {
 		var err error
 		if account, err = tx.AccountCreate(ctx, "user", time.Now()); err != nil {
 			return err
@@ -106,6 +101,20 @@ func TestTwoNodesShareOneDatabase(t *testing.T) {
 	}
 }
 
+// twoNodes opens one new database from two processes' stores, as two
+// nodes of drip would (D31); the second is closed before the schema is
+// dropped.
+func twoNodes(t *testing.T) (first, second store.Store) {
+	t.Helper()
+	first, url := storetest.OpenPostgresURL(t)
+	second, err := postgres.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("second postgres.Open: %v", err)
+	}
+	t.Cleanup(func() { second.Close() })
+	return first, second
+}
+
 // TestBatchesLockInOneOrderAcrossNodes: batches on two nodes, each
 // locking and debiting several balances named in its own order, never
 // deadlock and never lose a debit. PayoutsOpen sorts the balances, and the
@@ -116,12 +125,7 @@ func TestBatchesLockInOneOrderAcrossNodes(t *testing.T) {
 	requirePostgres(t)
 	t.Parallel()
 	ctx := context.Background()
-	first, url := storetest.OpenPostgresURL(t)
-	second, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatalf("second postgres.Open: %v", err)
-	}
-	t.Cleanup(func() { second.Close() }) // before the schema is dropped
+	first, second := twoNodes(t)
 
 	var reruns reruns
 	for _, st := range []store.Store{first, second} {
@@ -130,7 +134,7 @@ func TestBatchesLockInOneOrderAcrossNodes(t *testing.T) {
 
 	const funds = 10_000
 	accounts := make([]int64, 6)
-	err = first.Transact(ctx, func(tx store.Tx) error {
+	err := first.Transact(ctx, func(tx store.Tx) error {
 		for i := range accounts {
 			var err error
 			if accounts[i], err = tx.AccountCreate(ctx, "faucet", time.Now()); err != nil {

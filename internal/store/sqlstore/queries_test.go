@@ -67,7 +67,7 @@ func TestStatementBody(t *testing.T) {
 // (D71).
 func TestOptionalStatementsByEngine(t *testing.T) {
 	setForms := map[string]bool{"FaucetsLockRows": true, "BalancesLockRows": true, "BalancesDebitRows": true}
-	for file, onlySQLite := range map[string]bool{"../sqlite/queries.sql": true, "../postgres/queries.sql": false} {
+	for file, isSQLite := range map[string]bool{"../sqlite/queries.sql": true, "../postgres/queries.sql": false} {
 		v := engineQueries(t, file)
 		optional := 0
 		for i := 0; i < v.NumField(); i++ {
@@ -76,7 +76,7 @@ func TestOptionalStatementsByEngine(t *testing.T) {
 			}
 			optional++
 			s := v.Field(i).Interface().(stmt)
-			if want := setForms[s.name] || onlySQLite; (s.sql != "") != want {
+			if want := setForms[s.name] || isSQLite; (s.sql != "") != want {
 				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
 			}
 		}
