@@ -194,14 +194,17 @@ func rowsCall(s stmt, cols []Column, shared ...any) call {
 // (set: SQLite's over drip_rows, PostgreSQL's over arrays) runs that once
 // over all the rows, which it takes in their order; another runs the
 // single-row form (one) once a row, its parameters the row's values in
-// column order. c gives the calls' scan and short; a call with short must
-// change each of its rows.
+// column order. A batch of one row runs the single-row form on every
+// engine: for one row the set form's loop over its rows costs the engine
+// more than the one statement (PostgreSQL's nested loop over unnest, round
+// twenty-four in BENCHMARKS.md). c gives the calls' scan and short; a call
+// with short must change each of its rows.
 func (q *querier) rowCalls(one, set stmt, cols []Column, c call) []call {
 	n := cols[0].Len()
 	if n == 0 {
 		return nil
 	}
-	if set.sql != "" {
+	if set.sql != "" && (n > 1 || one.sql == "") {
 		c.s, c.rows, c.want = set, cols, int64(n)
 		return []call{c}
 	}
