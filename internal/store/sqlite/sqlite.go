@@ -43,6 +43,9 @@ func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) 
 	if err := ensureWALVFS(); err != nil {
 		return nil, err
 	}
+	if err := migrate(ctx, path); err != nil {
+		return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
+	}
 	base, err := sqlite.NewConnector(writerDSN(path))
 	if err != nil {
 		return nil, err
@@ -64,10 +67,6 @@ func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) 
 		d.Close()
 		return nil, err
 	}
-	if err := db.Migrate(ctx); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
-	}
 	if d.ck, err = startCheckpointer(path); err != nil {
 		d.Close()
 		return nil, err
@@ -84,6 +83,28 @@ func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) 
 		d.cp = startCompactor(writer)
 	}
 	return db, nil
+}
+
+// migrate applies the pending migrations through a connection of its own,
+// which keeps temporary storage in files (migratorDSN): under the writer's
+// temp_store=MEMORY, SQLite sorts without bound, and building an index
+// over every payout stored (migrations 0027 and 0028) held the whole sort
+// in memory, 672 MB for 10M payouts. In files, the sort spills past the
+// page cache's size.
+func migrate(ctx context.Context, path string) error {
+	base, err := sqlite.NewConnector(migratorDSN(path))
+	if err != nil {
+		return err
+	}
+	conn := sql.OpenDB(base)
+	defer conn.Close()
+	conn.SetMaxOpenConns(1)
+	d := &driver{writer: conn, reader: conn, wps: &prepared{db: conn}, rps: &prepared{db: conn}}
+	db, err := sqlstore.Open(d)
+	if err != nil {
+		return err
+	}
+	return db.Migrate(ctx)
 }
 
 // openReaders opens the readers' pool. Each reader has a temp.drip_rows
@@ -105,16 +126,24 @@ func openReaders(path string) (*sql.DB, error) {
 // pages it changed, kept to undo the statement alone) in memory: past
 // 64 KiB SQLite spills it to a temporary file, which a batch of payouts
 // exceeds, and then opens, writes and deletes a file per statement. The
-// journal is the statement's undo, never needed after a crash.
+// journal is the statement's undo, never needed after a crash. It also
+// holds every sort in memory, which is why migrations run elsewhere
+// (migrate).
 // wal_autocheckpoint: the checkpointer copies the log, the writer only
 // past walBackstop pages; journal_size_limit: walKeep (checkpoint.go).
 // vfs: the log written in a few calls a commit (wal.go), which needs
 // synchronous=FULL.
-func writerDSN(path string) string {
-	pragmas := url.Values{"_pragma": {
-		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(2)",
+func writerDSN(path string) string { return dsn(path, "temp_store(2)") }
+
+// migratorDSN is the writer's DSN with temporary storage left in files
+// (see migrate).
+func migratorDSN(path string) string { return dsn(path) }
+
+func dsn(path string, more ...string) string {
+	pragmas := url.Values{"_pragma": append([]string{
+		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
 		fmt.Sprintf("wal_autocheckpoint(%d)", walBackstop), fmt.Sprintf("journal_size_limit(%d)", walKeep),
-	}, "vfs": {walVFSName}}
+	}, more...), "vfs": {walVFSName}}
 	return "file:" + path + "?" + pragmas.Encode() + "&_txlock=immediate"
 }
 

@@ -1,0 +1,6 @@
+//go:build race
+
+package sqlite
+
+// raceBuild: the package's tests run under go test -race.
+const raceBuild = true
