@@ -13,7 +13,7 @@ import (
 // TestMigrationSortsOutsideMemory: a migration that builds an index over
 // every payout stored sorts in temporary files, not in memory (migrate).
 // Under the writer's temp_store=MEMORY, migration 0028 held the sort of
-// 10M payouts in memory, a peak of 672 MB. Here 0028 runs again over
+// 10M payouts in memory, a peak of 660 MB. Here 0028 runs again over
 // 1M payouts, and the process's peak RSS may not grow by what that sort
 // needs in memory (about 60 MB; a few MB in files).
 //

@@ -89,17 +89,17 @@ func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) 
 // which keeps temporary storage in files (migratorDSN): under the writer's
 // temp_store=MEMORY, SQLite sorts without bound, and building an index
 // over every payout stored (migrations 0027 and 0028) held the whole sort
-// in memory, 672 MB for 10M payouts. In files, the sort spills past the
-// page cache's size.
+// in memory, 660 MB for 10M payouts (35 MB here: BENCHMARKS.md, round
+// twenty-four). In files, the sort spills past the page cache's size.
 func migrate(ctx context.Context, path string) error {
 	base, err := sqlite.NewConnector(migratorDSN(path))
 	if err != nil {
 		return err
 	}
-	conn := sql.OpenDB(base)
-	defer conn.Close()
-	conn.SetMaxOpenConns(1)
-	d := &driver{writer: conn, reader: conn, wps: &prepared{db: conn}, rps: &prepared{db: conn}}
+	migrator := sql.OpenDB(base)
+	defer migrator.Close()
+	migrator.SetMaxOpenConns(1)
+	d := &driver{writer: migrator, reader: migrator, wps: &prepared{db: migrator}, rps: &prepared{db: migrator}}
 	db, err := sqlstore.Open(d)
 	if err != nil {
 		return err
@@ -139,6 +139,8 @@ func writerDSN(path string) string { return dsn(path, "temp_store(2)") }
 // (see migrate).
 func migratorDSN(path string) string { return dsn(path) }
 
+// dsn is the DSN of a writing connection to the database at path, with
+// the pragmas every one has and more.
 func dsn(path string, more ...string) string {
 	pragmas := url.Values{"_pragma": append([]string{
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
