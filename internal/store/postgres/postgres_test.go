@@ -44,21 +44,7 @@ func TestTwoNodesShareOneDatabase(t *testing.T) {
 	ctx := context.Background()
 	first, second := twoNodes(t)
 
-	var account int64
-	err := first.Transact(ctx, func(tx store.Tx) error {
-		var err error
-		if account, err = tx.AccountCreate(ctx, "user", time.Now()); err != nil {
-			return err
-		}
-		if _, err := tx.BalanceCredit(ctx, drip.AccountDeposits, "BTC", -200); err != nil {
-			return err
-		}
-		_, err = tx.BalanceCredit(ctx, account, "BTC", 200)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("fund through the first node: %v", err)
-	}
+	account := fundedAccounts(t, first, "user", 1, 200)[0]
 	if b, err := second.BalanceGet(ctx, account, "BTC"); err != nil || b != 200 {
 		t.Fatalf("second node reads %d, %v; want 200", b, err)
 	}
@@ -101,6 +87,33 @@ func TestTwoNodesShareOneDatabase(t *testing.T) {
 	}
 }
 
+// fundedAccounts creates n accounts of kind through st, each credited
+// amount BTC from deposits, in one transaction.
+func fundedAccounts(t *testing.T, st store.Store, kind string, n int, amount int64) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	accounts := make([]int64, n)
+	err := st.Transact(ctx, func(tx store.Tx) error {
+		for i := range accounts {
+			var err error
+			if accounts[i], err = tx.AccountCreate(ctx, kind, time.Now()); err != nil {
+				return err
+			}
+			if _, err := tx.BalanceCredit(ctx, drip.AccountDeposits, "BTC", -amount); err != nil {
+				return err
+			}
+			if _, err := tx.BalanceCredit(ctx, accounts[i], "BTC", amount); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("fund %d %s accounts: %v", n, kind, err)
+	}
+	return accounts
+}
+
 // twoNodes opens one new database from two processes' stores, as two
 // nodes of drip would (D31); the second is closed before the schema is
 // dropped.
@@ -133,25 +146,7 @@ func TestBatchesLockInOneOrderAcrossNodes(t *testing.T) {
 	}
 
 	const funds = 10_000
-	accounts := make([]int64, 6)
-	err := first.Transact(ctx, func(tx store.Tx) error {
-		for i := range accounts {
-			var err error
-			if accounts[i], err = tx.AccountCreate(ctx, "faucet", time.Now()); err != nil {
-				return err
-			}
-			if _, err := tx.BalanceCredit(ctx, drip.AccountDeposits, "BTC", -funds); err != nil {
-				return err
-			}
-			if _, err := tx.BalanceCredit(ctx, accounts[i], "BTC", funds); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	accounts := fundedAccounts(t, first, "faucet", 6, funds)
 
 	var (
 		wg    sync.WaitGroup

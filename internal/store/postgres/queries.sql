@@ -3,7 +3,8 @@
 
 -- The set forms of a payout batch's per-row locks and debits (rowCalls,
 -- issue 16 round twenty-three), one statement over the batch's rows in
--- place of one a row: spread's batches lock and debit a balance for each
+-- place of one a row, for a batch of two rows or more (one row runs the
+-- one-row statement, cheaper here: round twenty-four): spread's batches lock and debit a balance for each
 -- of up to 64 faucets, and one-row statements cost PostgreSQL more than
 -- their rows (round seventeen: 12.7 µs a payout of 64-faucet batches).
 --

@@ -18,7 +18,8 @@ SELECT account_id, coin, amount, debits FROM balances WHERE account_id = $1 AND 
 -- The per-row statements of a payout batch (FaucetLock, BalanceLock,
 -- BalanceDebit, the bound idempotency keys), each run once over the batch's rows in
 -- drip_rows (below) instead of once a row: a batch spread over many
--- faucets ran ~50 statements of each. With one writer there is no lock
+-- faucets ran ~50 statements of each (a batch of one row runs the
+-- one-row statement, rowCalls). With one writer there is no lock
 -- order to keep, and the plan cannot drift: CROSS JOIN keeps drip_rows
 -- the outer loop, each of its rows finding its row by the primary key
 -- (TestSetStatementsSearchByKey). UPDATE ... FROM has no CROSS JOIN, but

@@ -145,9 +145,10 @@ RETURNING amount;
 -- transaction, found by the primary key whatever the planner knows of the
 -- table (a cached plan of a join with the batch's JSON rows chose a full
 -- scan of balances once the table had outgrown its statistics), locked in
--- the batch's order (D5). A batch runs the set forms of the per-row locks
+-- the batch's order (D5). A batch of one row runs it (and FaucetLock,
+-- BalanceDebit); a batch of more runs the set forms of the per-row locks
 -- and debits instead (FaucetsLockRows, BalancesLockRows,
--- BalancesDebitRows), each engine's own: PostgreSQL's queries.sql, whose
+-- BalancesDebitRows; rowCalls), each engine's own: PostgreSQL's queries.sql, whose
 -- rows each search their own index (LATERAL) in the batch's order, as the
 -- reads that lock nothing do here (IdempotencyBoundRows and the windows).
 -- name: BalanceLock
