@@ -47,13 +47,13 @@ func TestMigrationsAgree(t *testing.T) {
 	}{{"sqlite", lite, sqliteOwn}, {"postgres", pg, postgresOwn}} {
 		for table, cols := range own.of.Tables {
 			if got := own.s.Tables[table]; !slices.Equal(got, cols) {
-				t.Errorf("%s: table %s is %q, want %q, its own (D71)", own.engine, table, got, cols)
+				t.Errorf("%s: table %s is %q, want %q, its own (D71, D72)", own.engine, table, got, cols)
 			}
 			delete(own.s.Tables, table)
 		}
 		for index, def := range own.of.Indexes {
 			if got := own.s.Indexes[index]; got != def {
-				t.Errorf("%s: index %s is %q, want %q, its own (D71)", own.engine, index, got, def)
+				t.Errorf("%s: index %s is %q, want %q, its own (D71, D72)", own.engine, index, got, def)
 			}
 			delete(own.s.Indexes, index)
 		}
@@ -65,17 +65,30 @@ func TestMigrationsAgree(t *testing.T) {
 
 // What one engine keeps and the other does not, on purpose: SQLite keeps
 // a faucet's payouts by recipient in two levels, with their watermark
-// (D71, its migration 0027); PostgreSQL keeps them in one index. Each is
-// checked to be there, so this list cannot outlive the difference.
+// (D71, its migration 0027), and a faucet's payouts and events in two
+// levels, with theirs (D72, its migration 0029); PostgreSQL keeps each in
+// one index. Each is checked to be there, so this list cannot outlive the
+// difference.
 var (
 	sqliteOwn = schema{
 		Tables: map[string][]string{
 			"payout_blocks":        {"done", "id"},
 			"payouts_by_recipient": {"amount", "coin", "created_at", "faucet_id", "payout_id", "recipient_id"},
+			"faucet_blocks":        {"events_done", "id", "payouts_done"},
+			"payouts_by_faucet":    {"amount", "coin", "created_at", "faucet_id", "payout_id", "recipient_id", "transfer_id"},
+			"events_by_faucet":     {"faucet_id", "seq"},
 		},
-		Indexes: map[string]string{"payouts_block_recipient": "payouts(<expr>, recipient_id, faucet_id, created_at)"},
+		Indexes: map[string]string{
+			"payouts_block_recipient": "payouts(<expr>, recipient_id, faucet_id, created_at)",
+			"payouts_block_faucet":    "payouts(<expr>, faucet_id, coin, created_at, id)",
+			"events_block_faucet":     "events(<expr>, faucet_id, seq)",
+		},
 	}
-	postgresOwn = schema{Indexes: map[string]string{"payouts_faucet_recipient": "payouts(faucet_id, recipient_id, created_at)"}}
+	postgresOwn = schema{Indexes: map[string]string{
+		"payouts_faucet_recipient": "payouts(faucet_id, recipient_id, created_at)",
+		"payouts_faucet_coin_time": "payouts(faucet_id, coin, created_at, id)",
+		"events_feed":              "events(faucet_id, txid, seq)",
+	}}
 )
 
 // bookkeeping is the table of applied migrations, whose shape is each

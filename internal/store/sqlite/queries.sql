@@ -121,14 +121,18 @@ SELECT r.c0, r.c1, r.c2, r.c3, r.c4, $2, $2 FROM drip_rows AS r WHERE r.handle =
 -- EventFeed (D59): with one writer, whose transaction holds the write
 -- lock from its first write to its commit, events commit in seq order,
 -- so every committed event may be read. txid is always 0, so the
--- position's order (txid, seq) > ($2, $3) is txid = $2 AND seq > $3,
--- which SQLite seeks to in the index (a row value it would scan from
--- the faucet's first event).
+-- position's order (txid, seq) > ($2, $3) is txid = $2 AND seq > $3. The
+-- faucet's events after it are the copy's and the recent blocks' (D72).
 -- name: EventFeed
+WITH RECURSIVE {{FaucetEventBlocks}}
 SELECT txid, seq, id, faucet_id, type,
   CASE WHEN instr(',' || $4 || ',', ',' || type || ',') > 0 THEN data END, created_at
 FROM events
-WHERE faucet_id = $1 AND txid = $2 AND seq > $3
+WHERE txid = $2 AND seq IN (
+  SELECT * FROM (SELECT seq FROM events_by_faucet WHERE faucet_id = $1 AND seq > $3 ORDER BY seq LIMIT $5)
+  UNION ALL
+  SELECT * FROM (SELECT e.seq FROM eblocks b CROSS JOIN events e WHERE e.seq >> 8 = +b.n AND e.faucet_id = $1 AND e.seq > $3
+    ORDER BY e.seq LIMIT $5))
 ORDER BY txid, seq LIMIT $5;
 
 -- name: NotificationDue
@@ -260,38 +264,181 @@ WHERE p.id IS NULL OR p.faucet_id <> c.faucet_id OR p.recipient_id <> c.recipien
    OR p.created_at <> c.created_at OR p.coin <> c.coin OR p.amount <> c.amount
 ORDER BY 1;
 
--- A faucet's payouts in every coin, merged from one range of
--- payouts_faucet_coin_time per coin of the catalogue (D68; sqlstore's
--- queries.sql). SQLite has no LATERAL: the merges take each coin's range
--- as a correlated list of ids, which SQLite reads once per coin and then
--- finds by rowid; the sums take the coins as an IN list, which SQLite
--- searches one coin's range at a time.
--- name: PayoutList
-SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at
-FROM coins c JOIN payouts p ON p.id IN (
-  SELECT q.id FROM payouts q WHERE q.faucet_id = $1 AND q.coin = c.symbol
-  ORDER BY q.created_at DESC, q.id DESC LIMIT $2)
-ORDER BY p.created_at DESC, p.id DESC LIMIT $2;
+-- A faucet's payouts and events are in two levels (D72, migration 0029):
+-- payouts_by_faucet and events_by_faucet, copies of every payout and event
+-- of a block below the watermarks faucet_blocks.payouts_done and
+-- events_done, keyed by faucet; and payouts_block_faucet and
+-- events_block_faucet, the same keys led by the block (id >> 8, seq >> 8),
+-- of which a read searches each block from the watermark to the last,
+-- pblocks and eblocks. The compactor copies whole blocks and moves the
+-- watermark in the same transaction, so a row is in exactly one level: a
+-- read takes the copy's range and the recent blocks' and adds them (UNION
+-- ALL), each part ordered and limited as the whole is. A block is compared
+-- as id >> 8 = +b.n, as for D71 (PayoutBlocksRecent).
+-- name: FaucetPayoutBlocks
+pblocks (n) AS (
+  SELECT payouts_done FROM faucet_blocks
+  UNION ALL
+  SELECT n + 1 FROM pblocks WHERE n < (SELECT COALESCE(MAX(id), 0) >> 8 FROM payouts)
+)
 
+-- name: FaucetEventBlocks
+eblocks (n) AS (
+  SELECT events_done FROM faucet_blocks
+  UNION ALL
+  SELECT n + 1 FROM eblocks WHERE n < (SELECT COALESCE(MAX(seq), 0) >> 8 FROM events)
+)
+
+-- A faucet's payouts in every coin (D68): the copy's range of each coin of
+-- the catalogue, newest first, and the recent blocks' in every coin. SQLite
+-- has no LATERAL: each coin's range is a correlated list of ids, read once
+-- per coin and found by rowid.
+-- name: PayoutList
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT * FROM (
+  SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at
+  FROM coins c JOIN payouts p ON p.id IN (
+    SELECT q.payout_id FROM payouts_by_faucet q WHERE q.faucet_id = $1 AND q.coin = c.symbol
+    ORDER BY q.created_at DESC, q.payout_id DESC LIMIT $2)
+  UNION ALL
+  SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at
+  FROM payouts p WHERE p.id IN (
+    SELECT * FROM (SELECT q.id FROM pblocks b CROSS JOIN payouts q WHERE q.id >> 8 = +b.n AND q.faucet_id = $1
+    ORDER BY q.created_at DESC, q.id DESC LIMIT $2)))
+ORDER BY created_at DESC, id DESC LIMIT $2;
+
+-- name: PayoutListByCoin
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT {{PayoutColumns}} FROM payouts WHERE id IN (
+  SELECT * FROM (SELECT q.payout_id FROM payouts_by_faucet q WHERE q.faucet_id = $1 AND q.coin = $2
+    ORDER BY q.created_at DESC, q.payout_id DESC LIMIT $3)
+  UNION ALL
+  SELECT * FROM (SELECT q.id FROM pblocks b CROSS JOIN payouts q WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2
+    ORDER BY q.created_at DESC, q.id DESC LIMIT $3))
+ORDER BY created_at DESC, id DESC LIMIT $3;
+
+-- The sums read the copy alone (it carries amount and recipient), one
+-- coin's range at a time (the IN list), and the recent blocks' rows.
 -- name: PayoutWindowFaucet
-SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM payouts
-WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins WHERE $3 = '' OR symbol = $3) AND created_at >= $2;
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM (
+  SELECT amount FROM payouts_by_faucet
+  WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins WHERE $3 = '' OR symbol = $3) AND created_at >= $2
+  UNION ALL
+  SELECT q.amount FROM pblocks b CROSS JOIN payouts q
+  WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND ($3 = '' OR q.coin = $3) AND q.created_at >= $2);
 
 -- name: StatsDaily
-SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id)
-FROM payouts WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins) AND created_at >= $2
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id) FROM (
+  SELECT created_at, coin, amount, recipient_id FROM payouts_by_faucet
+  WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins) AND created_at >= $2
+  UNION ALL
+  SELECT q.created_at, q.coin, q.amount, q.recipient_id FROM pblocks b CROSS JOIN payouts q
+  WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.created_at >= $2)
 GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
 
+-- name: StatsUsers
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
+  SELECT recipient_id, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total, MAX(created_at) AS last_at FROM (
+    SELECT recipient_id, amount, created_at FROM payouts_by_faucet WHERE faucet_id = $1 AND coin = $2
+    UNION ALL
+    SELECT q.recipient_id, q.amount, q.created_at FROM pblocks b CROSS JOIN payouts q
+    WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2)
+  GROUP BY recipient_id
+) s JOIN users u ON u.id = s.recipient_id
+ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
+
+-- name: StatsUsersCount
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT COUNT(DISTINCT recipient_id) FROM (
+  SELECT recipient_id FROM payouts_by_faucet WHERE faucet_id = $1 AND coin = $2
+  UNION ALL
+  SELECT q.recipient_id FROM pblocks b CROSS JOIN payouts q WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2);
+
+-- An account's journal (sqlstore's queries.sql), its payouts read from the
+-- faucet's two levels: the copy carries each payout's transfer id.
+-- name: TransactionList
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT * FROM (
+  SELECT t.id, t.kind, t.coin, -t.amount AS amount, CAST(0 AS BIGINT) AS payout_id, t.created_at FROM transfers t
+  WHERE t.from_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+  ORDER BY t.created_at DESC, t.id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT))
+UNION ALL
+SELECT * FROM (
+  SELECT t.id, t.kind, t.coin, t.amount, CAST(0 AS BIGINT), t.created_at FROM transfers t
+  WHERE t.to_account = $1 AND t.kind <> 'payout' AND t.coin = $2
+  ORDER BY t.created_at DESC, t.id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT))
+UNION ALL
+SELECT * FROM (
+  SELECT c.transfer_id, 'payout', c.coin, -c.amount, c.payout_id, c.created_at FROM payouts_by_faucet c
+  WHERE c.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND c.coin = $2
+  ORDER BY c.created_at DESC, c.transfer_id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT))
+UNION ALL
+SELECT * FROM (
+  SELECT p.transfer_id, 'payout', p.coin, -p.amount, p.id, p.created_at FROM pblocks b CROSS JOIN payouts p
+  WHERE p.id >> 8 = +b.n AND p.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND p.coin = $2
+  ORDER BY p.created_at DESC, p.transfer_id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT))
+ORDER BY 6 DESC, 1 DESC LIMIT $3 OFFSET $4;
+
+-- name: TransactionCount
+WITH RECURSIVE {{FaucetPayoutBlocks}}
+SELECT (SELECT COUNT(*) FROM transfers WHERE from_account = $1 AND kind <> 'payout' AND coin = $2)
+  + (SELECT COUNT(*) FROM transfers WHERE to_account = $1 AND kind <> 'payout' AND coin = $2)
+  + (SELECT COUNT(*) FROM payouts_by_faucet WHERE faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND coin = $2)
+  + (SELECT COUNT(*) FROM pblocks b CROSS JOIN payouts p
+     WHERE p.id >> 8 = +b.n AND p.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND p.coin = $2);
+
+-- The copy's part of a search filters on the referral from the payout
+-- row, which CROSS JOIN finds by rowid for each of the copy's rows in
+-- order, so the search still stops at its limit.
 -- name: PayoutSearch
+WITH RECURSIVE {{FaucetPayoutBlocks}}
 SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
-FROM coins c JOIN payouts p ON p.id IN (
-  SELECT q.id FROM payouts q
-  WHERE q.faucet_id = $1 AND q.coin = c.symbol AND ($3 = 0 OR q.recipient_id = $3) AND ($4 = '' OR q.referral = $4)
-    AND ($5 = 0 OR (q.created_at, q.id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
-  ORDER BY q.created_at DESC, q.id DESC LIMIT $6)
-JOIN users u ON u.id = p.recipient_id
-WHERE $2 = '' OR c.symbol = $2
+FROM payouts p JOIN users u ON u.id = p.recipient_id
+WHERE p.id IN (
+  SELECT x.id FROM coins c JOIN payouts x ON x.id IN (
+    SELECT q.payout_id FROM payouts_by_faucet q CROSS JOIN payouts r
+    WHERE q.faucet_id = $1 AND q.coin = c.symbol AND r.id = q.payout_id AND ($3 = 0 OR q.recipient_id = $3)
+      AND ($4 = '' OR r.referral = $4)
+      AND ($5 = 0 OR (q.created_at, q.payout_id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+    ORDER BY q.created_at DESC, q.payout_id DESC LIMIT $6)
+  WHERE $2 = '' OR c.symbol = $2
+  UNION ALL
+  SELECT * FROM (SELECT q.id FROM pblocks b CROSS JOIN payouts q
+    WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND ($2 = '' OR q.coin = $2) AND ($3 = 0 OR q.recipient_id = $3)
+      AND ($4 = '' OR q.referral = $4)
+      AND ($5 = 0 OR (q.created_at, q.id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+    ORDER BY q.created_at DESC, q.id DESC LIMIT $6))
 ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
+
+-- The faucet's events, newest first, from both levels.
+-- name: EventList
+WITH RECURSIVE {{FaucetEventBlocks}}
+SELECT id, faucet_id, type, data, created_at FROM events WHERE seq IN (
+  SELECT * FROM (SELECT seq FROM events_by_faucet WHERE faucet_id = $1 ORDER BY seq DESC LIMIT $2)
+  UNION ALL
+  SELECT * FROM (SELECT e.seq FROM eblocks b CROSS JOIN events e WHERE e.seq >> 8 = +b.n AND e.faucet_id = $1
+    ORDER BY e.seq DESC LIMIT $2))
+ORDER BY seq DESC LIMIT $2;
+
+-- The copy and the recent blocks against the payouts (D3, D72): every
+-- payout of a block below the watermark has its row in the copy, the copy
+-- holds no payout of a block from the watermark on (which reads take from
+-- the recent blocks: it would be counted twice), and every row of it
+-- agrees with its payout.
+-- name: ReconcilePayoutsByFaucet
+SELECT p.id FROM payouts p
+WHERE p.id >> 8 < (SELECT payouts_done FROM faucet_blocks) AND NOT EXISTS (
+  SELECT 1 FROM payouts_by_faucet c WHERE c.faucet_id = p.faucet_id AND c.coin = p.coin
+    AND c.created_at = p.created_at AND c.payout_id = p.id)
+UNION
+SELECT c.payout_id FROM payouts_by_faucet c LEFT JOIN payouts p ON p.id = c.payout_id
+WHERE p.id IS NULL OR c.payout_id >> 8 >= (SELECT payouts_done FROM faucet_blocks)
+   OR p.faucet_id <> c.faucet_id OR p.coin <> c.coin OR p.created_at <> c.created_at
+   OR p.transfer_id <> c.transfer_id OR p.recipient_id <> c.recipient_id OR p.amount <> c.amount
+ORDER BY 1;
 
 -- drip bench's bulk load (store.BulkLoader) stores payouts as a database
 -- that has long held them has them: in the copy, below the watermark
@@ -305,3 +452,14 @@ ORDER BY faucet_id, recipient_id, created_at, id;
 
 -- name: PayoutBulkLoadWatermark
 UPDATE payout_blocks SET done = (SELECT COALESCE(MAX(id), 0) >> 16 FROM payouts);
+
+-- And in the copy by faucet (D72): every block from its watermark to the
+-- one before the last, the watermark moved to the last.
+-- name: PayoutBulkLoadByFaucet
+INSERT INTO payouts_by_faucet (faucet_id, coin, created_at, payout_id, transfer_id, recipient_id, amount)
+SELECT faucet_id, coin, created_at, id, transfer_id, recipient_id, amount FROM payouts
+WHERE id >> 8 >= (SELECT payouts_done FROM faucet_blocks) AND id >> 8 < (SELECT COALESCE(MAX(id), 0) >> 8 FROM payouts)
+ORDER BY faucet_id, coin, created_at, id;
+
+-- name: PayoutBulkLoadFaucetWatermark
+UPDATE faucet_blocks SET payouts_done = (SELECT COALESCE(MAX(id), 0) >> 8 FROM payouts);

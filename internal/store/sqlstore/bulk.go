@@ -56,14 +56,15 @@ func (q *querier) PayoutBulkLoad(ctx context.Context, p *store.PayoutBulkLoadPar
 	if _, err := q.exec(ctx, q.q.PayoutBulkLoadCredits, before, f.AccountID); err != nil {
 		return err
 	}
-	if q.q.PayoutBulkLoadByRecipient.sql != "" {
-		// A database that has long held these payouts has them in the copy
-		// (D71): the load copies them, and any payout before them not yet
-		// copied, and moves the watermark to the last block.
-		if _, err := q.exec(ctx, q.q.PayoutBulkLoadByRecipient); err != nil {
-			return err
+	// A database that has long held these payouts has them in its copies
+	// (SQLite's, D71 and D72): the load copies them, and any payout before
+	// them not yet copied, and moves each watermark to the last block.
+	for _, s := range []stmt{q.q.PayoutBulkLoadByRecipient, q.q.PayoutBulkLoadWatermark,
+		q.q.PayoutBulkLoadByFaucet, q.q.PayoutBulkLoadFaucetWatermark} {
+		if s.sql == "" {
+			continue
 		}
-		if _, err := q.exec(ctx, q.q.PayoutBulkLoadWatermark); err != nil {
+		if _, err := q.exec(ctx, s); err != nil {
 			return err
 		}
 	}

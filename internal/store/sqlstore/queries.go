@@ -90,8 +90,9 @@ type queries struct {
 	// Where an engine keeps a faucet's payouts by recipient in two levels
 	// (D71): reconcile's check of the copy against the payouts, and the
 	// bulk load's copy of what it stored, with the watermark moved past it.
-	ReconcilePayoutsByRecipient                        stmt `sql:"optional"`
-	PayoutBulkLoadByRecipient, PayoutBulkLoadWatermark stmt `sql:"optional"`
+	ReconcilePayoutsByRecipient, ReconcilePayoutsByFaucet stmt `sql:"optional"`
+	PayoutBulkLoadByRecipient, PayoutBulkLoadWatermark    stmt `sql:"optional"`
+	PayoutBulkLoadByFaucet, PayoutBulkLoadFaucetWatermark stmt `sql:"optional"`
 }
 
 var (

@@ -682,14 +682,18 @@ func (q *querier) ReconcilePayouts(ctx context.Context) ([]int64, error) {
 	if err := q.list(ctx, q.q.ReconcilePayouts, nil, scan); err != nil {
 		return nil, err
 	}
-	if q.q.ReconcilePayoutsByRecipient.sql != "" {
-		// Its own statement and snapshot, as each of reconcile's checks is:
-		// the copy and its watermark move together, in one transaction.
-		if err := q.list(ctx, q.q.ReconcilePayoutsByRecipient, nil, scan); err != nil {
+	// The copies SQLite keeps (D71, D72): each its own statement and
+	// snapshot, as each of reconcile's checks is; a copy and its watermark
+	// move together, in one transaction.
+	for _, s := range []stmt{q.q.ReconcilePayoutsByRecipient, q.q.ReconcilePayoutsByFaucet} {
+		if s.sql == "" {
+			continue
+		}
+		if err := q.list(ctx, s, nil, scan); err != nil {
 			return nil, err
 		}
-		slices.Sort(out)
-		out = slices.Compact(out)
 	}
+	slices.Sort(out)
+	out = slices.Compact(out)
 	return out, nil
 }
