@@ -75,7 +75,7 @@ var (
 			"payout_blocks":        {"done", "id"},
 			"payouts_by_recipient": {"amount", "coin", "created_at", "faucet_id", "payout_id", "recipient_id"},
 			"faucet_blocks":        {"events_done", "id", "payouts_done"},
-			"payouts_by_faucet":    {"amount", "coin", "created_at", "faucet_id", "payout_id", "recipient_id", "transfer_id"},
+			"payouts_by_faucet":    {"coin", "created_at", "faucet_id", "payout_id"},
 			"events_by_faucet":     {"faucet_id", "seq"},
 		},
 		Indexes: map[string]string{

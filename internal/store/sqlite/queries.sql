@@ -317,13 +317,15 @@ SELECT {{PayoutColumns}} FROM payouts WHERE id IN (
     ORDER BY q.created_at DESC, q.id DESC LIMIT $3))
 ORDER BY created_at DESC, id DESC LIMIT $3;
 
--- The sums read the copy alone (it carries amount and recipient), one
--- coin's range at a time (the IN list), and the recent blocks' rows.
+-- The sums read the copy one coin's range at a time (the IN list), each
+-- row's payout found by id (CROSS JOIN keeps the copy the outer loop), and
+-- the recent blocks' rows.
 -- name: PayoutWindowFaucet
 WITH RECURSIVE {{FaucetPayoutBlocks}}
 SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM (
-  SELECT amount FROM payouts_by_faucet
-  WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins WHERE $3 = '' OR symbol = $3) AND created_at >= $2
+  SELECT p.amount FROM payouts_by_faucet c CROSS JOIN payouts p
+  WHERE c.faucet_id = $1 AND c.coin IN (SELECT symbol FROM coins WHERE $3 = '' OR symbol = $3) AND c.created_at >= $2
+    AND p.id = c.payout_id
   UNION ALL
   SELECT q.amount FROM pblocks b CROSS JOIN payouts q
   WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND ($3 = '' OR q.coin = $3) AND q.created_at >= $2);
@@ -331,8 +333,8 @@ SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM (
 -- name: StatsDaily
 WITH RECURSIVE {{FaucetPayoutBlocks}}
 SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id) FROM (
-  SELECT created_at, coin, amount, recipient_id FROM payouts_by_faucet
-  WHERE faucet_id = $1 AND coin IN (SELECT symbol FROM coins) AND created_at >= $2
+  SELECT c.created_at, c.coin, p.amount, p.recipient_id FROM payouts_by_faucet c CROSS JOIN payouts p
+  WHERE c.faucet_id = $1 AND c.coin IN (SELECT symbol FROM coins) AND c.created_at >= $2 AND p.id = c.payout_id
   UNION ALL
   SELECT q.created_at, q.coin, q.amount, q.recipient_id FROM pblocks b CROSS JOIN payouts q
   WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.created_at >= $2)
@@ -342,7 +344,8 @@ GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
 WITH RECURSIVE {{FaucetPayoutBlocks}}
 SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
   SELECT recipient_id, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total, MAX(created_at) AS last_at FROM (
-    SELECT recipient_id, amount, created_at FROM payouts_by_faucet WHERE faucet_id = $1 AND coin = $2
+    SELECT p.recipient_id, p.amount, p.created_at FROM payouts_by_faucet c CROSS JOIN payouts p
+    WHERE c.faucet_id = $1 AND c.coin = $2 AND p.id = c.payout_id
     UNION ALL
     SELECT q.recipient_id, q.amount, q.created_at FROM pblocks b CROSS JOIN payouts q
     WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2)
@@ -353,12 +356,12 @@ ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 -- name: StatsUsersCount
 WITH RECURSIVE {{FaucetPayoutBlocks}}
 SELECT COUNT(DISTINCT recipient_id) FROM (
-  SELECT recipient_id FROM payouts_by_faucet WHERE faucet_id = $1 AND coin = $2
+  SELECT p.recipient_id FROM payouts_by_faucet c CROSS JOIN payouts p WHERE c.faucet_id = $1 AND c.coin = $2 AND p.id = c.payout_id
   UNION ALL
   SELECT q.recipient_id FROM pblocks b CROSS JOIN payouts q WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2);
 
 -- An account's journal (sqlstore's queries.sql), its payouts read from the
--- faucet's two levels: the copy carries each payout's transfer id.
+-- faucet's two levels, each of the copy's found by id for its transfer.
 -- name: TransactionList
 WITH RECURSIVE {{FaucetPayoutBlocks}}
 SELECT * FROM (
@@ -372,9 +375,9 @@ SELECT * FROM (
   ORDER BY t.created_at DESC, t.id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT))
 UNION ALL
 SELECT * FROM (
-  SELECT c.transfer_id, 'payout', c.coin, -c.amount, c.payout_id, c.created_at FROM payouts_by_faucet c
-  WHERE c.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND c.coin = $2
-  ORDER BY c.created_at DESC, c.transfer_id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT))
+  SELECT p.transfer_id, 'payout', c.coin, -p.amount, c.payout_id, c.created_at FROM payouts_by_faucet c CROSS JOIN payouts p
+  WHERE c.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND c.coin = $2 AND p.id = c.payout_id
+  ORDER BY c.created_at DESC, p.transfer_id DESC LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT))
 UNION ALL
 SELECT * FROM (
   SELECT p.transfer_id, 'payout', p.coin, -p.amount, p.id, p.created_at FROM pblocks b CROSS JOIN payouts p
@@ -390,9 +393,9 @@ SELECT (SELECT COUNT(*) FROM transfers WHERE from_account = $1 AND kind <> 'payo
   + (SELECT COUNT(*) FROM pblocks b CROSS JOIN payouts p
      WHERE p.id >> 8 = +b.n AND p.faucet_id = (SELECT f.id FROM faucets f WHERE f.account_id = $1) AND p.coin = $2);
 
--- The copy's part of a search filters on the referral from the payout
--- row, which CROSS JOIN finds by rowid for each of the copy's rows in
--- order, so the search still stops at its limit.
+-- The copy's part of a search filters on the recipient and the referral
+-- from the payout row, which CROSS JOIN finds by rowid for each of the
+-- copy's rows in order, so the search still stops at its limit.
 -- name: PayoutSearch
 WITH RECURSIVE {{FaucetPayoutBlocks}}
 SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
@@ -400,7 +403,7 @@ FROM payouts p JOIN users u ON u.id = p.recipient_id
 WHERE p.id IN (
   SELECT x.id FROM coins c JOIN payouts x ON x.id IN (
     SELECT q.payout_id FROM payouts_by_faucet q CROSS JOIN payouts r
-    WHERE q.faucet_id = $1 AND q.coin = c.symbol AND r.id = q.payout_id AND ($3 = 0 OR q.recipient_id = $3)
+    WHERE q.faucet_id = $1 AND q.coin = c.symbol AND r.id = q.payout_id AND ($3 = 0 OR r.recipient_id = $3)
       AND ($4 = '' OR r.referral = $4)
       AND ($5 = 0 OR (q.created_at, q.payout_id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
     ORDER BY q.created_at DESC, q.payout_id DESC LIMIT $6)
@@ -437,7 +440,6 @@ UNION
 SELECT c.payout_id FROM payouts_by_faucet c LEFT JOIN payouts p ON p.id = c.payout_id
 WHERE p.id IS NULL OR c.payout_id >> 8 >= (SELECT payouts_done FROM faucet_blocks)
    OR p.faucet_id <> c.faucet_id OR p.coin <> c.coin OR p.created_at <> c.created_at
-   OR p.transfer_id <> c.transfer_id OR p.recipient_id <> c.recipient_id OR p.amount <> c.amount
 ORDER BY 1;
 
 -- drip bench's bulk load (store.BulkLoader) stores payouts as a database
@@ -456,8 +458,8 @@ UPDATE payout_blocks SET done = (SELECT COALESCE(MAX(id), 0) >> 16 FROM payouts)
 -- And in the copy by faucet (D72): every block from its watermark to the
 -- one before the last, the watermark moved to the last.
 -- name: PayoutBulkLoadByFaucet
-INSERT INTO payouts_by_faucet (faucet_id, coin, created_at, payout_id, transfer_id, recipient_id, amount)
-SELECT faucet_id, coin, created_at, id, transfer_id, recipient_id, amount FROM payouts
+INSERT INTO payouts_by_faucet (faucet_id, coin, created_at, payout_id)
+SELECT faucet_id, coin, created_at, id FROM payouts
 WHERE id >> 8 >= (SELECT payouts_done FROM faucet_blocks) AND id >> 8 < (SELECT COALESCE(MAX(id), 0) >> 8 FROM payouts)
 ORDER BY faucet_id, coin, created_at, id;
 

@@ -132,7 +132,8 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 // index, never a scan of payouts or events. Each part that lists is
 // ordered and limited on its own, so only those rows are sorted; the
 // journal's payouts are read in the order of their time up to the page's
-// end, only payouts of the same moment sorted among themselves.
+// end, only payouts of the same moment sorted among themselves. A sum
+// finds each of the copy's payouts by id, as it did from the old index.
 func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 	t.Parallel()
 	conn := planConn(t)
@@ -189,9 +190,10 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"CO-ROUTINE (subquery-6)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
-			"SEARCH payouts_by_faucet USING PRIMARY KEY (faucet_id=? AND coin=? AND created_at>?)",
+			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=? AND created_at>?)",
 			"LIST SUBQUERY 4",
 			"SCAN coins USING COVERING INDEX sqlite_autoindex_coins_1",
+			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
 			"UNION ALL",
 			"CO-ROUTINE pblocks",
 			"SETUP",
@@ -207,8 +209,9 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"CO-ROUTINE (subquery-6)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
-			"SEARCH payouts_by_faucet USING PRIMARY KEY (faucet_id=? AND coin=? AND created_at>?)",
+			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=? AND created_at>?)",
 			"USING INDEX sqlite_autoindex_coins_1 FOR IN-OPERATOR",
+			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
 			"UNION ALL",
 			"CO-ROUTINE pblocks",
 			"SETUP",
@@ -227,7 +230,8 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"CO-ROUTINE (subquery-5)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
-			"SEARCH payouts_by_faucet USING PRIMARY KEY (faucet_id=? AND coin=?)",
+			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=?)",
+			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
 			"UNION ALL",
 			"CO-ROUTINE pblocks",
 			"SETUP",
@@ -247,7 +251,8 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"CO-ROUTINE (subquery-5)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
-			"SEARCH payouts_by_faucet USING PRIMARY KEY (faucet_id=? AND coin=?)",
+			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=?)",
+			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
 			"UNION ALL",
 			"CO-ROUTINE pblocks",
 			"SETUP",
@@ -283,6 +288,7 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=?)",
 			"SCALAR SUBQUERY 8",
 			"SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)",
+			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
 			"USE TEMP B-TREE FOR LAST TERM OF ORDER BY",
 			"SCAN (subquery-9)",
 			"USE TEMP B-TREE FOR ORDER BY",
@@ -398,6 +404,17 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 	} {
 		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
 			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+	// The compactor copies blocks from the recent level's index alone, in
+	// its order: no table row read, nothing sorted.
+	for l, want := range map[string]string{
+		"payouts": "SEARCH payouts USING COVERING INDEX payouts_block_faucet (<expr>>? AND <expr><?)",
+		"events":  "SEARCH events USING COVERING INDEX events_block_faucet (<expr>>? AND <expr><?)",
+	} {
+		i := slices.IndexFunc(faucetLevels, func(f faucetLevel) bool { return f.name == l })
+		if got := plan(t, conn, faucetLevels[i].copy, 1, 2); !slices.Equal(got, []string{want}) {
+			t.Errorf("the compactor's copy of %s: plan %q, want %q", l, got, want)
 		}
 	}
 }

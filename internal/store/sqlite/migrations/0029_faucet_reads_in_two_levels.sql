@@ -22,17 +22,15 @@
 -- compactor copies whole blocks and moves the watermark in the same
 -- transaction, so a copy holds exactly the blocks below its watermark:
 -- a read takes the copy's range and each block's from the watermark to the
--- last, and no row is in both. The payouts' copy carries what the
--- faucet's sums read (recipient, amount) and the journal's order
--- (transfer id), so a sum reads the copy alone.
+-- last, and no row is in both. A copy holds the old index's key alone, so
+-- the compactor fills it from the recent level's index, reading no table
+-- row; a read that needs more of a payout finds its row by id, as it did
+-- from the old index.
 CREATE TABLE payouts_by_faucet (
   faucet_id INTEGER NOT NULL,
   coin TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   payout_id INTEGER NOT NULL,
-  transfer_id INTEGER NOT NULL,
-  recipient_id INTEGER NOT NULL,
-  amount INTEGER NOT NULL,
   PRIMARY KEY (faucet_id, coin, created_at, payout_id)
 ) WITHOUT ROWID;
 
@@ -54,8 +52,8 @@ SELECT 1, (SELECT COALESCE(MAX(id), 0) >> 8 FROM payouts), (SELECT COALESCE(MAX(
 
 -- The rows already stored, read in the order of the old indexes, so each
 -- copy is written from its start to its end and nothing is sorted.
-INSERT INTO payouts_by_faucet (faucet_id, coin, created_at, payout_id, transfer_id, recipient_id, amount)
-SELECT faucet_id, coin, created_at, id, transfer_id, recipient_id, amount FROM payouts INDEXED BY payouts_faucet_coin_time
+INSERT INTO payouts_by_faucet (faucet_id, coin, created_at, payout_id)
+SELECT faucet_id, coin, created_at, id FROM payouts INDEXED BY payouts_faucet_coin_time
 WHERE id >> 8 < (SELECT payouts_done FROM faucet_blocks)
 ORDER BY faucet_id, coin, created_at, id;
 
