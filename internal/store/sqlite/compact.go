@@ -105,19 +105,17 @@ func startCompactor(db *sql.DB) *compactor {
 // leaves the blocks for the next tick: reads stay correct, searching more
 // blocks.
 func (c *compactor) tick(stop <-chan struct{}) {
-	for _, l := range faucetLevels {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			more, err := copyFaucetBlocks(ctx, c.db, l, faucetBlocksRun)
-			cancel()
-			if err != nil || !more {
-				break
-			}
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		behind, err := copyFaucetBlocks(ctx, c.db, faucetLevels, faucetBlocksRun)
+		cancel()
+		if err != nil || !behind {
+			break
 		}
 	}
 	for {
@@ -193,30 +191,38 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// copyFaucetBlocks copies the next run of up to run finished blocks of
-// the level l into its copy, if a block after its watermark has begun, and
-// reports whether it did. The watermark is read in the transaction (a
-// write transaction from its start), so two compactors copy no block
-// twice.
-func copyFaucetBlocks(ctx context.Context, db *sql.DB, l faucetLevel, run int64) (bool, error) {
+// copyFaucetBlocks copies, in one transaction, the next run of up to run
+// finished blocks of each of the levels behind its last block, moves
+// their watermarks, and reports whether a level is still behind. The
+// watermarks are read in the transaction (a write transaction from its
+// start), so two compactors copy no block twice. One transaction for
+// both levels: each tick's commit is a sync the payout batches wait on.
+func copyFaucetBlocks(ctx context.Context, db *sql.DB, levels []faucetLevel, run int64) (behind bool, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
-	var done, last int64
-	if err := tx.QueryRowContext(ctx, l.last).Scan(&done, &last); err != nil {
-		return false, fmt.Errorf("%s: %w", l.name, err)
+	copied := false
+	for _, l := range levels {
+		var done, last int64
+		if err := tx.QueryRowContext(ctx, l.last).Scan(&done, &last); err != nil {
+			return false, fmt.Errorf("%s: %w", l.name, err)
+		}
+		if done >= last {
+			continue // the watermark is at the block rows enter
+		}
+		upto := min(last, done+run)
+		if _, err := tx.ExecContext(ctx, l.copy, done, upto); err != nil {
+			return false, fmt.Errorf("%s: copy blocks [%d, %d): %w", l.name, done, upto, err)
+		}
+		if _, err := tx.ExecContext(ctx, l.done, done, upto); err != nil {
+			return false, fmt.Errorf("%s: watermark: %w", l.name, err)
+		}
+		copied, behind = true, behind || upto < last
 	}
-	if done >= last {
-		return false, nil // the watermark is at the block rows enter
+	if !copied {
+		return false, nil
 	}
-	upto := min(last, done+run)
-	if _, err := tx.ExecContext(ctx, l.copy, done, upto); err != nil {
-		return false, fmt.Errorf("%s: copy blocks [%d, %d): %w", l.name, done, upto, err)
-	}
-	if _, err := tx.ExecContext(ctx, l.done, done, upto); err != nil {
-		return false, fmt.Errorf("%s: watermark: %w", l.name, err)
-	}
-	return true, tx.Commit()
+	return behind, tx.Commit()
 }

@@ -39,21 +39,26 @@ func TestFaucetReadsInTwoLevels(t *testing.T) {
 		t.Fatalf("%d answers; the fixture reads too little:\n%s", got, before)
 	}
 	fx.agree(t, "before the compactor")
-	for _, l := range faucetLevels {
+	// The payouts' level first, a block a step, then the events', so that
+	// each is read with the other in every state.
+	for i, l := range faucetLevels {
 		for step := 1; ; step++ {
-			more, err := copyFaucetBlocks(ctx, raw, l, 1)
+			behind, err := copyFaucetBlocks(ctx, raw, faucetLevels[i:i+1], 1)
 			if err != nil {
 				t.Fatalf("%s step %d: %v", l.name, step, err)
-			}
-			if !more {
-				break
 			}
 			state := fmt.Sprintf("%s after step %d", l.name, step)
 			if got := fx.answers(t); got != before {
 				t.Fatalf("%s: the reads changed:\n%s", state, diffLines(before, got))
 			}
 			fx.agree(t, state)
+			if !behind {
+				break
+			}
 		}
+	}
+	if behind, err := copyFaucetBlocks(ctx, raw, faucetLevels, faucetBlocksRun); err != nil || behind {
+		t.Fatalf("copyFaucetBlocks once caught up = %v, %v; want false, nil", behind, err)
 	}
 	// Caught up: every block below the last (ids 1,024-1,279; the last,
 	// 1,280, is alone in block 5) is in the copies.
