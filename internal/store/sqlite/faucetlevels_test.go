@@ -147,10 +147,11 @@ type byFaucet struct {
 }
 
 // seedFaucetRows makes the users and faucets through the store, gives each
-// faucet a deposit, then writes n payouts with their transfers and a
-// payout.sent event each: faucet k%3 pays user k%3 or (k/3)%3, in BTC or
-// LTC, two at a time at the same moment, every seven minutes, so the
-// statistics span days.
+// faucet a deposit, then writes n payouts with their transfers and an
+// event each (every thirteenth a low-balance one, whose data the feed
+// reads): payout k is faucet k%3's to user (k+k/3)%3, in BTC or LTC, with
+// one of three referrals, two at a time at the same moment every seven
+// minutes, so that the statistics span days and pages end among ties.
 func seedFaucetRows(t *testing.T, st store.Store, raw *sql.DB, n int64) *byFaucet {
 	t.Helper()
 	ctx := context.Background()
