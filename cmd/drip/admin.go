@@ -522,7 +522,7 @@ func reconcile(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, "", err
 		}
-		out := map[string]any{"ok": r.OK(), "coin_sums": r.CoinSums, "accounts": r.Accounts, "payouts": r.Payouts}
+		out := map[string]any{"ok": r.OK(), "coin_sums": r.CoinSums, "accounts": r.Accounts, "payouts": r.Payouts, "events": r.Events}
 		if r.OK() {
 			return out, "ledger reconciles: every coin sums to zero, every balance equals its journal", nil
 		}

@@ -3,6 +3,7 @@ package console_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -144,10 +145,12 @@ func TestOperatorPagesHiddenFromOthers(t *testing.T) {
 }
 
 // The overview shows the reconcile result and the totals per coin; a
-// broken ledger is shown as such.
+// broken ledger is shown as such, and so is a copy of events by faucet
+// that does not match its events (D72).
 func TestOperatorOverview(t *testing.T) {
 	t.Parallel()
-	env, b := operatorEnv(t, storetest.OpenSQLite(t))
+	st, path := storetest.OpenSQLitePath(t)
+	env, b := operatorEnv(t, st)
 	env.Faucet(t, map[string]int64{"BTC": 150_000_000})
 	wantPage(t, b.Get(t, "/operator"), http.StatusOK, `<span class="badge on">OK</span>`,
 		"<th scope=\"row\">BTC</th>", "1.50000000", "-1.50000000", `href="/operator/users"`, `href="/operator/log"`)
@@ -160,9 +163,18 @@ func TestOperatorOverview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// And a row of the events' copy that names no event.
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`INSERT INTO events_by_faucet (faucet_id, seq) VALUES (1, 999999)`); err != nil {
+		t.Fatal(err)
+	}
 	p := b.Get(t, "/operator")
 	wantPage(t, p, http.StatusOK, "The ledger does not reconcile", "<strong>BTC</strong>: the balances sum to 5 smallest units",
-		"Account 2 in <strong>BTC</strong>: balance 5, journal 0")
+		"Account 2 in <strong>BTC</strong>: balance 5, journal 0", "<li>Event 999999</li>")
 	if strings.Contains(p.Body, `<span class="badge on">OK</span>`) {
 		t.Error("a broken ledger is shown OK")
 	}

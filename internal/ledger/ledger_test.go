@@ -692,6 +692,7 @@ func TestReconcileFindsMoneyFromNowhere(t *testing.T) {
 			CoinSums: []store.CoinSum{{Coin: "BTC", Sum: 1}},
 			Accounts: []store.AccountMismatch{{AccountID: f.AccountID, Coin: "BTC", Balance: 101, Journal: 100}},
 			Payouts:  []int64{},
+			Events:   []int64{},
 		}
 		if diff := cmp.Diff(want, r); diff != "" || r.OK() {
 			t.Errorf("Reconcile of a broken ledger (OK=%v) (-want +got):\n%s", r.OK(), diff)

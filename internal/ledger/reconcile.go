@@ -17,14 +17,18 @@ type Report struct {
 	// Payouts lists payouts whose journal transfer is missing or disagrees,
 	// or whose faucet or recipient is missing, and the payouts that
 	// idempotency keys name but that are missing or of another faucet or
-	// coin (D64); on SQLite, those missing from the copy of payouts by
-	// recipient or disagreeing with it (D71).
+	// coin (D64); on SQLite, those missing from the copies of payouts by
+	// recipient (D71) or by faucet (D72), or disagreeing with them.
 	Payouts []int64 `json:"payouts"`
+	// Events lists, on SQLite, the seqs of events missing from the copy of
+	// events by faucet or disagreeing with it (D72): their faucet's feed
+	// would miss them. Always empty on PostgreSQL, which keeps no copy.
+	Events []int64 `json:"events"`
 }
 
 // OK reports whether the ledger holds its invariant.
 func (r *Report) OK() bool {
-	return len(r.CoinSums) == 0 && len(r.Accounts) == 0 && len(r.Payouts) == 0
+	return len(r.CoinSums) == 0 && len(r.Accounts) == 0 && len(r.Payouts) == 0 && len(r.Events) == 0
 }
 
 // Reconcile checks D3 in one consistent read: per coin the balances sum to
@@ -36,10 +40,11 @@ func (l *Ledger) Reconcile(ctx context.Context) (*Report, error) {
 	sums, err1 := l.store.ReconcileCoinSums(ctx)
 	accounts, err2 := l.store.ReconcileAccounts(ctx)
 	payouts, err3 := l.store.ReconcilePayouts(ctx)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	events, err4 := l.store.ReconcileEvents(ctx)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return nil, err
 	}
-	return &Report{CoinSums: nonNil(sums), Accounts: nonNil(accounts), Payouts: nonNil(payouts)}, nil
+	return &Report{CoinSums: nonNil(sums), Accounts: nonNil(accounts), Payouts: nonNil(payouts), Events: nonNil(events)}, nil
 }
 
 // nonNil keeps empty lists as [] rather than null in JSON output.

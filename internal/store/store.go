@@ -198,6 +198,9 @@ type Reader interface {
 	// ReconcilePayouts is the ids of the payouts ledger.Report.Payouts
 	// describes, ascending, each once.
 	ReconcilePayouts(ctx context.Context) ([]int64, error)
+	// ReconcileEvents is the seqs of the events ledger.Report.Events
+	// describes, ascending: none on an engine that keeps no copy of them.
+	ReconcileEvents(ctx context.Context) ([]int64, error)
 
 	// A faucet's API keys page (issue 11).
 	// FaucetKeyPending reports whether the faucet has a v1 key rotation

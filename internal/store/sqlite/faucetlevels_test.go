@@ -20,8 +20,8 @@ import (
 // row in the recent blocks), after each block it copies, and once it has
 // caught up (all but the last block in the copies); the lists agree with
 // the payouts and events themselves read without either level; reconcile
-// finds nothing wrong in any of those states, and reports a copy that
-// disagrees with its payouts.
+// finds nothing wrong in any of those states, and reports copies that
+// disagree with their payouts and events.
 func TestFaucetReadsInTwoLevels(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -84,6 +84,20 @@ func TestFaucetReadsInTwoLevels(t *testing.T) {
 	}
 	if bad, err := st.ReconcilePayouts(ctx); err != nil || !slices.Equal(bad, []int64{gone, changed, early}) {
 		t.Errorf("ReconcilePayouts of a damaged copy = %v, %v; want %v", bad, err, []int64{gone, changed, early})
+	}
+	// And the events' copy: an event missing, a row under another
+	// faucet, a row of the last block (events 1,280 on).
+	for _, q := range []string{
+		fmt.Sprintf(`DELETE FROM events_by_faucet WHERE seq = %d`, gone),
+		fmt.Sprintf(`UPDATE events_by_faucet SET faucet_id = faucet_id %% 3 + 1 WHERE seq = %d`, changed),
+		fmt.Sprintf(`INSERT INTO events_by_faucet SELECT faucet_id, seq FROM events WHERE seq = %d`, early),
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if bad, err := st.ReconcileEvents(ctx); err != nil || !slices.Equal(bad, []int64{gone, changed, early}) {
+		t.Errorf("ReconcileEvents of a damaged copy = %v, %v; want %v", bad, err, []int64{gone, changed, early})
 	}
 	// And an event cannot be deleted, which would leave its row in the copy.
 	if _, err := raw.ExecContext(ctx, `DELETE FROM events WHERE seq = 7`); err == nil || !strings.Contains(err.Error(), "never deleted") {
@@ -312,6 +326,9 @@ func (fx *byFaucet) agree(t *testing.T, state string) {
 	}
 	if bad, err := fx.st.ReconcilePayouts(ctx); err != nil || len(bad) > 0 {
 		t.Errorf("%s: ReconcilePayouts = %v, %v; want nothing", state, bad, err)
+	}
+	if bad, err := fx.st.ReconcileEvents(ctx); err != nil || len(bad) > 0 {
+		t.Errorf("%s: ReconcileEvents = %v, %v; want nothing", state, bad, err)
 	}
 }
 

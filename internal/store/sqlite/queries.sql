@@ -426,11 +426,21 @@ SELECT id, faucet_id, type, data, created_at FROM events WHERE seq IN (
     ORDER BY e.seq DESC LIMIT $2))
 ORDER BY seq DESC LIMIT $2;
 
--- The copy and the recent blocks against the payouts (D3, D72): every
--- payout of a block below the watermark has its row in the copy, the copy
--- holds no payout of a block from the watermark on (which reads take from
--- the recent blocks: it would be counted twice), and every row of it
--- agrees with its payout.
+-- The copies against the payouts and the events (D3, D72): every payout
+-- or event of a block below its watermark has its row in the copy, a copy
+-- holds none of a block from the watermark on (which reads take from the
+-- recent blocks: it would be read twice), and every row agrees with its
+-- payout or event. An event missing from the copy would be missing from
+-- its faucet's feed.
+-- name: ReconcileEventsByFaucet
+SELECT e.seq FROM events e
+WHERE e.seq >> 8 < (SELECT events_done FROM faucet_blocks) AND NOT EXISTS (
+  SELECT 1 FROM events_by_faucet c WHERE c.faucet_id = e.faucet_id AND c.seq = e.seq)
+UNION
+SELECT c.seq FROM events_by_faucet c LEFT JOIN events e ON e.seq = c.seq
+WHERE e.seq IS NULL OR c.seq >> 8 >= (SELECT events_done FROM faucet_blocks) OR e.faucet_id <> c.faucet_id
+ORDER BY 1;
+
 -- name: ReconcilePayoutsByFaucet
 SELECT p.id FROM payouts p
 WHERE p.id >> 8 < (SELECT payouts_done FROM faucet_blocks) AND NOT EXISTS (

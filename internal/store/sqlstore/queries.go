@@ -91,6 +91,7 @@ type queries struct {
 	// (D71): reconcile's check of the copy against the payouts, and the
 	// bulk load's copy of what it stored, with the watermark moved past it.
 	ReconcilePayoutsByRecipient, ReconcilePayoutsByFaucet stmt `sql:"optional"`
+	ReconcileEventsByFaucet                               stmt `sql:"optional"`
 	PayoutBulkLoadByRecipient, PayoutBulkLoadWatermark    stmt `sql:"optional"`
 	PayoutBulkLoadByFaucet, PayoutBulkLoadFaucetWatermark stmt `sql:"optional"`
 }

@@ -80,8 +80,8 @@ func TestOptionalStatementsByEngine(t *testing.T) {
 				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
 			}
 		}
-		if optional != 10 {
-			t.Errorf("%d optional statements, want the 3 set forms, the fan-out and the 6 of the copies (D71, D72)", optional)
+		if optional != 11 {
+			t.Errorf("%d optional statements, want the 3 set forms, the fan-out and the 7 of the copies (D71, D72)", optional)
 		}
 	}
 }

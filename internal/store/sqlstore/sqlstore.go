@@ -697,3 +697,22 @@ func (q *querier) ReconcilePayouts(ctx context.Context) ([]int64, error) {
 	out = slices.Compact(out)
 	return out, nil
 }
+
+// ReconcileEvents checks the copy of events by faucet SQLite keeps (D72);
+// PostgreSQL keeps none.
+func (q *querier) ReconcileEvents(ctx context.Context) ([]int64, error) {
+	if q.q.ReconcileEventsByFaucet.sql == "" {
+		return nil, nil
+	}
+	var out []int64
+	err := q.list(ctx, q.q.ReconcileEventsByFaucet, nil, func(r Rows) error {
+		var seq int64
+		err := r.Scan(&seq)
+		out = append(out, seq)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -44,12 +44,21 @@ func Engines(t testing.TB) []Engine {
 // OpenSQLite opens a store in a new file under t.TempDir.
 func OpenSQLite(t testing.TB) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "drip.db"))
+	st, _ := OpenSQLitePath(t)
+	return st
+}
+
+// OpenSQLitePath is OpenSQLite, with the database file's path, for a test
+// that edits the file as only a bug or a hand could.
+func OpenSQLitePath(t testing.TB) (store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "drip.db")
+	st, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return st
+	return st, path
 }
 
 // OpenPostgres opens a store in a new schema of the PostgresEnv database,

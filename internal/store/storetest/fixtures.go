@@ -201,10 +201,14 @@ func reconcile(t testing.TB, st store.Reader) string {
 	if err != nil {
 		t.Fatalf("ReconcilePayouts: %v", err)
 	}
-	if len(sums)+len(accounts)+len(payouts) == 0 {
+	events, err := st.ReconcileEvents(ctx)
+	if err != nil {
+		t.Fatalf("ReconcileEvents: %v", err)
+	}
+	if len(sums)+len(accounts)+len(payouts)+len(events) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("coin sums %+v, accounts %+v, payouts %v", sums, accounts, payouts)
+	return fmt.Sprintf("coin sums %+v, accounts %+v, payouts %v, events %v", sums, accounts, payouts, events)
 }
 
 // payment is one payout of a batch built by newBatch.
