@@ -105,30 +105,29 @@ func startCompactor(db *sql.DB) *compactor {
 // leaves the blocks for the next tick: reads stay correct, searching more
 // blocks.
 func (c *compactor) tick(stop <-chan struct{}) {
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		behind, err := copyFaucetBlocks(ctx, c.db, faucetLevels, faucetBlocksRun)
-		cancel()
-		if err != nil || !behind {
-			break
-		}
+	faucets := func(ctx context.Context) (bool, error) {
+		return copyFaucetBlocks(ctx, c.db, faucetLevels, faucetBlocksRun)
 	}
+	if repeat(stop, faucets) {
+		repeat(stop, c.step)
+	}
+}
+
+// repeat calls step, each call with a deadline of its own, until it
+// reports nothing more to do or an error; it reports false if stop
+// closed first.
+func repeat(stop <-chan struct{}, step func(context.Context) (bool, error)) bool {
 	for {
 		select {
 		case <-stop:
-			return
+			return false
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		more, err := c.step(ctx)
+		more, err := step(ctx)
 		cancel()
 		if err != nil || !more {
-			return
+			return true
 		}
 	}
 }

@@ -149,6 +149,33 @@ func TestFaucetReadsUpgrade(t *testing.T) {
 	fx.agree(t, "upgraded")
 }
 
+// TestFaucetCompactorCatchesUp: the compactor that Open starts copies
+// each finished block of both faucet levels by itself (D72).
+func TestFaucetCompactorCatchesUp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "drip.db")
+	st, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	raw := rawDB(t, path)
+	fx := seedFaucetRows(t, st, raw, 5*256)
+	want := fx.answers(t)
+	watermarks := `SELECT payouts_done FROM faucet_blocks UNION ALL SELECT events_done FROM faucet_blocks`
+	for deadline := time.Now().Add(30 * time.Second); !slices.Equal(ints(t, raw, watermarks), []int64{5, 5}); {
+		if time.Now().After(deadline) {
+			t.Fatalf("watermarks %v after 30 s, want [5 5]", ints(t, raw, watermarks))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := fx.answers(t); got != want {
+		t.Fatalf("the reads changed once caught up:\n%s", diffLines(want, got))
+	}
+	fx.agree(t, "caught up by itself")
+}
+
 // byFaucet is the fixture of the tests above: three faucets paying three
 // users in two coins, with referrals, and an event a payout.
 type byFaucet struct {

@@ -142,7 +142,7 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 		args []any
 		want []string
 	}{
-		"PayoutList": {[]any{1, 50}, []string{
+		"PayoutList": {[]any{1, 50}, slices.Concat([]string{
 			"MERGE (UNION ALL)",
 			"LEFT",
 			"SCAN c USING COVERING INDEX sqlite_autoindex_coins_1",
@@ -152,19 +152,11 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"USE TEMP B-TREE FOR ORDER BY",
 			"RIGHT",
 			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"LIST SUBQUERY 7",
-			"MATERIALIZE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"LIST SUBQUERY 7"}, recentBlocks("MATERIALIZE", "pblocks", "payouts"), []string{
 			"SEARCH q USING COVERING INDEX payouts_block_faucet (<expr>=? AND faucet_id=?)",
 			"USE TEMP B-TREE FOR ORDER BY",
-			"USE TEMP B-TREE FOR ORDER BY"}},
-		"PayoutListByCoin": {[]any{1, "BTC", 50}, []string{
+			"USE TEMP B-TREE FOR ORDER BY"})},
+		"PayoutListByCoin": {[]any{1, "BTC", 50}, slices.Concat([]string{
 			"SEARCH payouts USING INTEGER PRIMARY KEY (rowid=?)",
 			"LIST SUBQUERY 7",
 			"COMPOUND QUERY",
@@ -173,20 +165,12 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SEARCH q USING PRIMARY KEY (faucet_id=? AND coin=?)",
 			"SCAN (subquery-4)",
 			"UNION ALL",
-			"CO-ROUTINE (subquery-6)",
-			"MATERIALIZE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"CO-ROUTINE (subquery-6)"}, recentBlocks("MATERIALIZE", "pblocks", "payouts"), []string{
 			"SEARCH q USING COVERING INDEX payouts_block_faucet (<expr>=? AND faucet_id=? AND coin=?)",
 			"USE TEMP B-TREE FOR ORDER BY",
 			"SCAN (subquery-6)",
-			"USE TEMP B-TREE FOR ORDER BY"}},
-		"PayoutWindowFaucet": {[]any{1, 0, ""}, []string{
+			"USE TEMP B-TREE FOR ORDER BY"})},
+		"PayoutWindowFaucet": {[]any{1, 0, ""}, slices.Concat([]string{
 			"CO-ROUTINE (subquery-6)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
@@ -194,78 +178,46 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"LIST SUBQUERY 4",
 			"SCAN coins USING COVERING INDEX sqlite_autoindex_coins_1",
 			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"UNION ALL",
-			"CO-ROUTINE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
 			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=?)",
-			"SCAN (subquery-6)"}},
-		"StatsDaily": {[]any{1, 0}, []string{
+			"SCAN (subquery-6)"})},
+		"StatsDaily": {[]any{1, 0}, slices.Concat([]string{
 			"CO-ROUTINE (subquery-6)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
 			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=? AND created_at>?)",
 			"USING INDEX sqlite_autoindex_coins_1 FOR IN-OPERATOR",
 			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"UNION ALL",
-			"CO-ROUTINE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
 			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=?)",
 			"SCAN (subquery-6)",
 			"USE TEMP B-TREE FOR GROUP BY",
-			"USE TEMP B-TREE FOR count(DISTINCT)"}},
-		"StatsUsers": {[]any{1, "BTC", 50, 0}, []string{
+			"USE TEMP B-TREE FOR count(DISTINCT)"})},
+		"StatsUsers": {[]any{1, "BTC", 50, 0}, slices.Concat([]string{
 			"CO-ROUTINE s",
 			"CO-ROUTINE (subquery-5)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
 			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=?)",
 			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"UNION ALL",
-			"CO-ROUTINE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
 			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=? AND coin=?)",
 			"SCAN (subquery-5)",
 			"USE TEMP B-TREE FOR GROUP BY",
 			"SCAN s",
 			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)",
-			"USE TEMP B-TREE FOR ORDER BY"}},
-		"StatsUsersCount": {[]any{1, "BTC"}, []string{
+			"USE TEMP B-TREE FOR ORDER BY"})},
+		"StatsUsersCount": {[]any{1, "BTC"}, slices.Concat([]string{
 			"CO-ROUTINE (subquery-5)",
 			"COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY",
 			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=?)",
 			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"UNION ALL",
-			"CO-ROUTINE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
 			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=? AND coin=?)",
 			"USE TEMP B-TREE FOR count(DISTINCT)",
-			"SCAN (subquery-5)"}},
-		"TransactionList": {[]any{1, "BTC", 50, 0}, []string{
+			"SCAN (subquery-5)"})},
+		"TransactionList": {[]any{1, "BTC", 50, 0}, slices.Concat([]string{
 			"MERGE (UNION ALL)",
 			"LEFT",
 			"MERGE (UNION ALL)",
@@ -293,22 +245,14 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SCAN (subquery-9)",
 			"USE TEMP B-TREE FOR ORDER BY",
 			"RIGHT",
-			"CO-ROUTINE (subquery-12)",
-			"CO-ROUTINE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"CO-ROUTINE (subquery-12)"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
 			"SEARCH p USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=? AND coin=?)",
 			"SCALAR SUBQUERY 11",
 			"SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)",
 			"USE TEMP B-TREE FOR ORDER BY",
 			"SCAN (subquery-12)",
-			"USE TEMP B-TREE FOR ORDER BY"}},
-		"TransactionCount": {[]any{1, "BTC"}, []string{
+			"USE TEMP B-TREE FOR ORDER BY"})},
+		"TransactionCount": {[]any{1, "BTC"}, slices.Concat([]string{
 			"SCAN CONSTANT ROW",
 			"SCALAR SUBQUERY 4",
 			"SEARCH transfers USING INDEX transfers_from (from_account=? AND coin=?)",
@@ -318,19 +262,11 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SEARCH payouts_by_faucet USING PRIMARY KEY (faucet_id=? AND coin=?)",
 			"SCALAR SUBQUERY 6",
 			"SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)",
-			"SCALAR SUBQUERY 9",
-			"CO-ROUTINE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"SCALAR SUBQUERY 9"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
 			"SEARCH p USING COVERING INDEX payouts_block_faucet (<expr>=? AND faucet_id=? AND coin=?)",
 			"SCALAR SUBQUERY 8",
-			"SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)"}},
-		"PayoutSearch": {[]any{1, "", 0, "", 7, 50}, []string{
+			"SEARCH f USING COVERING INDEX sqlite_autoindex_faucets_1 (account_id=?)"})},
+		"PayoutSearch": {[]any{1, "", 0, "", 7, 50}, slices.Concat([]string{
 			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
 			"LIST SUBQUERY 9",
 			"COMPOUND QUERY",
@@ -343,23 +279,15 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SEARCH b USING INTEGER PRIMARY KEY (rowid=?)",
 			"SEARCH r USING INTEGER PRIMARY KEY (rowid=?)",
 			"UNION ALL",
-			"CO-ROUTINE (subquery-8)",
-			"MATERIALIZE pblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN pblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH payouts",
-			"SCAN b",
+			"CO-ROUTINE (subquery-8)"}, recentBlocks("MATERIALIZE", "pblocks", "payouts"), []string{
 			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=?)",
 			"SCALAR SUBQUERY 7",
 			"SEARCH b USING INTEGER PRIMARY KEY (rowid=?)",
 			"USE TEMP B-TREE FOR ORDER BY",
 			"SCAN (subquery-8)",
 			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)",
-			"USE TEMP B-TREE FOR ORDER BY"}},
-		"EventList": {[]any{1, 50}, []string{
+			"USE TEMP B-TREE FOR ORDER BY"})},
+		"EventList": {[]any{1, 50}, slices.Concat([]string{
 			"SEARCH events USING INTEGER PRIMARY KEY (rowid=?)",
 			"LIST SUBQUERY 7",
 			"COMPOUND QUERY",
@@ -368,19 +296,11 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SEARCH events_by_faucet USING PRIMARY KEY (faucet_id=?)",
 			"SCAN (subquery-4)",
 			"UNION ALL",
-			"CO-ROUTINE (subquery-6)",
-			"MATERIALIZE eblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN eblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH events",
-			"SCAN b",
+			"CO-ROUTINE (subquery-6)"}, recentBlocks("MATERIALIZE", "eblocks", "events"), []string{
 			"SEARCH e USING COVERING INDEX events_block_faucet (<expr>=? AND faucet_id=?)",
 			"USE TEMP B-TREE FOR ORDER BY",
-			"SCAN (subquery-6)"}},
-		"EventFeed": {[]any{1, 0, 5, "", 50}, []string{
+			"SCAN (subquery-6)"})},
+		"EventFeed": {[]any{1, 0, 5, "", 50}, slices.Concat([]string{
 			"SEARCH events USING INTEGER PRIMARY KEY (rowid=?)",
 			"LIST SUBQUERY 7",
 			"COMPOUND QUERY",
@@ -389,18 +309,10 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SEARCH events_by_faucet USING PRIMARY KEY (faucet_id=? AND seq>?)",
 			"SCAN (subquery-4)",
 			"UNION ALL",
-			"CO-ROUTINE (subquery-6)",
-			"MATERIALIZE eblocks",
-			"SETUP",
-			"SCAN faucet_blocks",
-			"RECURSIVE STEP",
-			"SCAN eblocks",
-			"SCALAR SUBQUERY 2",
-			"SEARCH events",
-			"SCAN b",
+			"CO-ROUTINE (subquery-6)"}, recentBlocks("MATERIALIZE", "eblocks", "events"), []string{
 			"SEARCH e USING COVERING INDEX events_block_faucet (<expr>=? AND faucet_id=? AND seq>?)",
 			"USE TEMP B-TREE FOR ORDER BY",
-			"SCAN (subquery-6)"}},
+			"SCAN (subquery-6)"})},
 	} {
 		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
 			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
@@ -417,6 +329,14 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			t.Errorf("the compactor's copy of %s: plan %q, want %q", l, got, want)
 		}
 	}
+}
+
+// recentBlocks is the plan of a read's list of recent blocks (D72): the
+// recursive query cte run as how ("CO-ROUTINE" or "MATERIALIZE"), from
+// the watermark to the last block of table.
+func recentBlocks(how, cte, table string) []string {
+	return []string{how + " " + cte, "SETUP", "SCAN faucet_blocks", "RECURSIVE STEP", "SCAN " + cte,
+		"SCALAR SUBQUERY 2", "SEARCH " + table, "SCAN b"}
 }
 
 // explain is the plan SQLite makes for query over the rows cols.
