@@ -35,6 +35,8 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	batchWait := fs.String("batch-wait", "", "passed to drip serve as --batch-wait when given")
 	batchWriters := fs.String("batch-writers", "", "passed to drip serve as --batch-writers when given")
 	serverProfile := fs.String("server-cpu-profile", "", "passed to drip serve as --cpu-profile: the server's CPU profile over the whole bench")
+	serverMemProfile := fs.String("server-mem-profile", "", "passed to drip serve as --mem-profile: the server's allocations over the whole bench")
+	serverTrace := fs.String("server-trace", "", "passed to drip serve as --trace: the server's execution trace over the whole bench (large)")
 	fs.BoolVar(&cfg.Short, "short", false, "CI mode: small figures, a few seconds in all; the gates are what counts")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := parseFlags(ctx, fs, args, stdout, noConfig); err != nil {
@@ -78,7 +80,8 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, pass := range []struct {
 		serveFlag string
 		value     *string
-	}{{"--batch-max", batchMax}, {"--batch-wait", batchWait}, {"--batch-writers", batchWriters}, {"--cpu-profile", serverProfile}} {
+	}{{"--batch-max", batchMax}, {"--batch-wait", batchWait}, {"--batch-writers", batchWriters}, {"--cpu-profile", serverProfile},
+		{"--mem-profile", serverMemProfile}, {"--trace", serverTrace}} {
 		if *pass.value != "" {
 			cfg.ServeArgs = append(cfg.ServeArgs, pass.serveFlag, *pass.value)
 		}

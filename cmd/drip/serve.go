@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +53,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// the flag is hidden from the help and from DRIP_ variables.
 	benchNoop := new(bool)
 	fs.Var(hiddenFlag{benchNoop}, "bench-noop", "serve POST /bench/noop, the no-op ceiling of drip bench (not for production)")
-	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for drip bench)")
+	var prof profiles
+	fs.StringVar(&prof.cpu, "cpu-profile", "", "write a CPU profile of the whole run to this file (for drip bench)")
+	fs.StringVar(&prof.mem, "mem-profile", "", "write the allocations of the whole run, sampled, to this file at exit (for drip bench)")
+	fs.StringVar(&prof.trace, "trace", "", "write the runtime's execution trace of the whole run to this file (for drip bench; megabytes a second under load)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	redisURL := fs.String("redis-url", "", "share request-rate limits (D40) between nodes through this Redis (redis://host:port/db)")
 	smtpURL := fs.String("smtp-url", "", "send low-balance emails (D43) through this server: smtp[s]://[user:pass@]host[:port]?from=drip@example.com; without it they are logged")
@@ -96,17 +98,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return err
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	stopProfiles, err := prof.start()
+	if err != nil {
+		return err
 	}
+	defer func() {
+		if err := stopProfiles(); err != nil {
+			log.Error("writing the profiles", "err", err)
+		}
+	}()
 	if *batchMax < 0 || *batchWait < 0 || *batchWriters < 0 {
 		return usagef("--batch-max, --batch-wait and --batch-writers must not be negative")
 	}

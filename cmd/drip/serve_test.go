@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +36,9 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--request-timeout", "1s"}, "--request-timeout"},
 		{[]string{"--mcp-allowed-origins", "not an origin"}, "--mcp-allowed-origins"},
 		{[]string{"--webhook-lease", "-1s"}, "--webhook-lease"}, // hidden, for tests
+		// A profile that cannot be written is refused before anything is served.
+		{[]string{"--mem-profile", filepath.Join(t.TempDir(), "missing", "mem.pprof")}, "mem.pprof"},
+		{[]string{"--trace", filepath.Join(t.TempDir(), "missing", "run.trace")}, "run.trace"},
 	} {
 		cmd := exec.Command(dripBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, tt.args...)...)
 		out, err := cmd.CombinedOutput()
@@ -68,4 +75,53 @@ func TestServePricesFileDrivesTheDailyCap(t *testing.T) {
 		t.Errorf("sends under a 0.02 USD cap at 1,000,000 USD/BTC: %v, want %s", got, want)
 	}
 	s.stop(t)
+}
+
+// TestServeWritesProfiles: the three records of a run that drip bench
+// passes through (--server-cpu-profile, --server-mem-profile,
+// --server-trace) are written whole when serve stops: two pprof profiles
+// (gzipped protocol buffers naming their sample types and drip's own
+// functions) and a runtime trace (its header).
+func TestServeWritesProfiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cpu, mem, tr := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof"), filepath.Join(dir, "run.trace")
+	s := startDemo(t, "--data-dir", t.TempDir(), "--cpu-profile", cpu, "--mem-profile", mem, "--trace", tr)
+	if status, body := post(t, s.base+"/api/v1/send", url.Values{"api_key": {s.key}, "to": {"alice"}, "amount": {"1000"}, "currency": {"BTC"}}); status != 200 {
+		t.Fatalf("send: %d %v", status, body)
+	}
+	s.stop(t)
+	for _, p := range []struct {
+		path string
+		want []string // in the profile's string table
+	}{
+		{cpu, []string{"cpu", "nanoseconds"}},
+		{mem, []string{"alloc_space", "github.com/dripfaucet/drip/internal/"}},
+	} {
+		f, err := os.Open(p.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(p.path), err)
+		}
+		raw, err := io.ReadAll(zr)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(p.path), err)
+		}
+		for _, w := range p.want {
+			if !bytes.Contains(raw, []byte(w)) {
+				t.Errorf("%s (%d bytes unzipped) does not name %q", filepath.Base(p.path), len(raw), w)
+			}
+		}
+	}
+	raw, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head, _, ok := bytes.Cut(raw, []byte{0}); !ok || !bytes.HasPrefix(head, []byte("go 1.")) || !bytes.HasSuffix(head, []byte(" trace")) || len(raw) < 1024 {
+		t.Errorf("run.trace: %d bytes beginning %q, want a runtime trace", len(raw), raw[:min(len(raw), 16)])
+	}
 }
