@@ -9,12 +9,18 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/dripfaucet/drip/internal/drip"
 )
 
 // maxBody bounds a v1 request body; real requests are a few hundred bytes.
 const maxBody = 64 << 10
+
+// bodies are the buffers form bodies are read into, reused: reading each
+// into a new one allocated half a kilobyte a request (BENCHMARKS.md, round
+// twenty-six). None grows past maxBody.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readParams decodes a v1 body into values (D20): form-urlencoded (also when
 // no Content-Type is given), multipart/form-data, or a JSON object whose
@@ -37,13 +43,15 @@ func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	case "application/json":
 		values, err = readJSON(r.Body)
 	default:
-		var body []byte
-		if body, err = io.ReadAll(r.Body); err == nil {
+		body := bodies.Get().(*bytes.Buffer)
+		body.Reset()
+		if _, err = body.ReadFrom(r.Body); err == nil {
 			// ParseQuery keeps every pair it could decode and reports the
 			// first it could not; a broken pair elsewhere must not hide a
 			// good api_key, so its error is not fatal.
-			values, _ = url.ParseQuery(string(body))
+			values, _ = url.ParseQuery(body.String())
 		}
+		bodies.Put(body)
 	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -60,7 +68,8 @@ func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	// (url.Values.Get) already did; readJSON keeps the first of a repeated
 	// JSON member the same way.
 	for k, vs := range values {
-		values[k] = []string{strings.ReplaceAll(strings.ToValidUTF8(vs[0], "\uFFFD"), "\x00", "\uFFFD")}
+		vs[0] = strings.ReplaceAll(strings.ToValidUTF8(vs[0], "\uFFFD"), "\x00", "\uFFFD")
+		values[k] = vs[:1:1] // the later ones unreachable, even by append
 	}
 	return values, nil
 }

@@ -537,8 +537,9 @@ func TestBatchLeavesBoundKeysUnwritten(t *testing.T) {
 
 // D66: a committed batch tells BatchConfig.Paid its payouts faucet by
 // faucet and coin by coin, as the store reads them back, each with the
-// faucet's debit count of the coin before the batch; a refused payment
-// is not told, nor is anything of a batch that did not commit.
+// faucet's debit count of the coin before the batch, whether the batch
+// paid from several balances or from one; a refused payment is not told,
+// nor is anything of a batch that did not commit.
 func TestBatchTellsItsPayouts(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
@@ -580,6 +581,16 @@ func TestBatchTellsItsPayouts(t *testing.T) {
 			}
 			e.clock.Advance(time.Second)
 		}
+		// A batch that pays from one balance only (a hot faucet's) is told
+		// as one list too.
+		one := []*ledger.Payment{
+			{Faucet: a, Recipient: recipients[0], To: "one", Coin: "BTC", Amount: 1},
+			{Faucet: a, Recipient: recipients[1], To: "two", Coin: "BTC", Amount: 2, IPAddress: "198.51.100.8"},
+			{Faucet: a, Recipient: recipients[2], To: "three", Coin: "BTC", Amount: 3},
+		}
+		if _, errs := payAll(l, one); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+			t.Fatalf("one balance's batch: %v", errs)
+		}
 		// Each faucet and coin: what was told, batch by batch, newest batch
 		// first, is what the store lists; the count before each batch is
 		// the one after the batch before it.
@@ -604,8 +615,12 @@ func TestBatchTellsItsPayouts(t *testing.T) {
 			if diff := cmp.Diff(stored, fromTold); diff != "" {
 				t.Errorf("faucet %d %s: stored payouts (-) against those told (+):\n%s", fc.f.ID, fc.coin, diff)
 			}
-			if !slices.Equal(befores, []int64{0, 1}) {
-				t.Errorf("faucet %d %s: counts before its batches %v, want [0 1]", fc.f.ID, fc.coin, befores)
+			want := []int64{0, 1}
+			if fc.f == a && fc.coin == "BTC" {
+				want = []int64{0, 1, 2} // and the one balance's batch
+			}
+			if !slices.Equal(befores, want) {
+				t.Errorf("faucet %d %s: counts before its batches %v, want %v", fc.f.ID, fc.coin, befores, want)
 			}
 		}
 		e.reconciled(t)

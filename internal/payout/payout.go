@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,8 +198,13 @@ type decisionsKey struct{}
 // decisions are the rate decisions of a request that may be served twice
 // (Serve): each rate counts it once, and serving it again reuses them.
 type decisions struct {
-	mu sync.Mutex
-	m  map[decisionKey]ratelimit.Decision // made on first use
+	mu   sync.Mutex
+	made []decided // a request takes one to three rates: a list, not a map
+}
+
+type decided struct {
+	k decisionKey
+	d ratelimit.Decision
 }
 
 type decisionKey struct {
@@ -214,19 +220,20 @@ func allowOnce(ctx context.Context, l ratelimit.Limiter, bucket string, n int) (
 	k := decisionKey{l, bucket, n}
 	if memo != nil {
 		memo.mu.Lock()
-		d, ok := memo.m[k]
+		i := slices.IndexFunc(memo.made, func(m decided) bool { return m.k == k })
+		var d ratelimit.Decision
+		if i >= 0 {
+			d = memo.made[i].d
+		}
 		memo.mu.Unlock()
-		if ok {
+		if i >= 0 {
 			return d, nil
 		}
 	}
 	d, err := l.AllowN(ctx, bucket, n)
 	if err == nil && memo != nil {
 		memo.mu.Lock()
-		if memo.m == nil {
-			memo.m = make(map[decisionKey]ratelimit.Decision)
-		}
-		memo.m[k] = d
+		memo.made = append(memo.made, decided{k, d})
 		memo.mu.Unlock()
 	}
 	return d, err
