@@ -19,7 +19,7 @@ const maxBody = 64 << 10
 
 // bodies are the buffers form bodies are read into, reused: reading each
 // into a new one allocated half a kilobyte a request (BENCHMARKS.md, round
-// twenty-six). None grows past maxBody.
+// twenty-six). None grows much past maxBody, which the reader stops at.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readParams decodes a v1 body into values (D20): form-urlencoded (also when

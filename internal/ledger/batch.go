@@ -476,8 +476,9 @@ func (l *Ledger) decide(ctx context.Context, tx store.Tx, b *books, payments []*
 		debits[store.BalanceKey{Account: p.Faucet.AccountID, Coin: p.Coin}] += p.Amount
 		paid++
 	}
-	// Sized for the batch: grown by append, its slices were a tenth of
-	// the bytes a hot payout allocates (BENCHMARKS.md, round twenty-six).
+	// Sized for the batch: grown by append, its two lists were about a
+	// twentieth of the bytes a hot payout allocated (BENCHMARKS.md, round
+	// twenty-six).
 	batch := &store.PayoutBatch{Debits: debits, CreatedAt: now,
 		Payouts: make([]store.BatchPayout, 0, paid), Events: make([]drip.Event, 0, len(payments))}
 	if paid > 0 {
