@@ -13,6 +13,7 @@ import (
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
+	"github.com/dripfaucet/drip/internal/store/sqlstore"
 )
 
 // TestPayoutsByRecipientInTwoLevels (D71): every read of a faucet's
@@ -25,13 +26,8 @@ import (
 func TestPayoutsByRecipientInTwoLevels(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "drip.db")
-	st, err := open(ctx, path, false) // the test steps the compactor
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, raw, _ := openCompacting(t, false) // the test steps the compactor
 	defer st.Close()
-	raw := rawDB(t, path)
 	fx := seedPayouts(t, st, raw, 4)
 
 	if w := watermark(t, raw); w != 0 {
@@ -94,12 +90,7 @@ func TestPayoutsByRecipientInTwoLevels(t *testing.T) {
 func TestPayoutsByRecipientUpgrade(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "drip.db")
-	st, err := open(ctx, path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, path)
+	st, raw, path := openCompacting(t, false)
 	// The database as the previous release left it: without 0027.
 	for _, q := range []string{
 		`DROP TRIGGER payouts_kept`, `DROP INDEX payouts_block_recipient`,
@@ -113,7 +104,8 @@ func TestPayoutsByRecipientUpgrade(t *testing.T) {
 	}
 	fx := seedPayouts(t, st, raw, 3)
 	st.Close()
-	if st, err = open(ctx, path, false); err != nil { // migrates
+	st, err := open(ctx, path, false) // migrates
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
@@ -131,22 +123,11 @@ func TestPayoutsByRecipientUpgrade(t *testing.T) {
 // finished block by itself.
 func TestCompactorCatchesUp(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "drip.db")
-	st, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, raw, _ := openCompacting(t, true)
 	defer st.Close()
-	raw := rawDB(t, path)
 	fx := seedPayouts(t, st, raw, 3)
-	deadline := time.Now().Add(30 * time.Second)
-	for watermark(t, raw) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("watermark %d after 30 s, want 2", watermark(t, raw))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, func() bool { return watermark(t, raw) == 2 },
+		func() string { return fmt.Sprintf("watermark %d, want 2", watermark(t, raw)) })
 	fx.check(t, "caught up by itself")
 }
 
@@ -164,6 +145,31 @@ type byRecipient struct {
 }
 
 // rawDB is a connection of its own to the file, durable as the writer's.
+// openCompacting opens a new database at a temporary path, with the
+// compactor started or not (a test that steps it starts none), and a raw
+// connection to it. The caller closes the store: the upgrade tests close
+// and open it again at path.
+func openCompacting(t *testing.T, compact bool) (st *sqlstore.DB, raw *sql.DB, path string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "drip.db")
+	st, err := open(context.Background(), path, compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, rawDB(t, path), path
+}
+
+// waitFor waits up to 30 s for done, polling, and fails the test with
+// state() if it never holds: the started compactor works on its own tick.
+func waitFor(t *testing.T, done func() bool, state func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %s", state())
+		}
+	}
+}
+
 func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}}.Encode()+"&_txlock=immediate")

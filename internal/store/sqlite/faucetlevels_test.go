@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,13 +24,8 @@ import (
 func TestFaucetReadsInTwoLevels(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "drip.db")
-	st, err := open(ctx, path, false) // the test steps the compactor
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, raw, _ := openCompacting(t, false) // the test steps the compactor
 	defer st.Close()
-	raw := rawDB(t, path)
 	fx := seedFaucetRows(t, st, raw, 5*256)
 
 	before := fx.answers(t)
@@ -111,12 +105,7 @@ func TestFaucetReadsInTwoLevels(t *testing.T) {
 func TestFaucetReadsUpgrade(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "drip.db")
-	st, err := open(ctx, path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, path)
+	st, raw, path := openCompacting(t, false)
 	fx := seedFaucetRows(t, st, raw, 3*256+10)
 	want := fx.answers(t)
 	// The database as the previous release left it: without 0029.
@@ -132,7 +121,8 @@ func TestFaucetReadsUpgrade(t *testing.T) {
 		}
 	}
 	st.Close()
-	if st, err = open(ctx, path, false); err != nil { // migrates
+	st, err := open(ctx, path, false) // migrates
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
@@ -153,23 +143,13 @@ func TestFaucetReadsUpgrade(t *testing.T) {
 // each finished block of both faucet levels by itself (D72).
 func TestFaucetCompactorCatchesUp(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "drip.db")
-	st, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, raw, _ := openCompacting(t, true)
 	defer st.Close()
-	raw := rawDB(t, path)
 	fx := seedFaucetRows(t, st, raw, 5*256)
 	want := fx.answers(t)
 	watermarks := `SELECT payouts_done FROM faucet_blocks UNION ALL SELECT events_done FROM faucet_blocks`
-	for deadline := time.Now().Add(30 * time.Second); !slices.Equal(ints(t, raw, watermarks), []int64{5, 5}); {
-		if time.Now().After(deadline) {
-			t.Fatalf("watermarks %v after 30 s, want [5 5]", ints(t, raw, watermarks))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, func() bool { return slices.Equal(ints(t, raw, watermarks), []int64{5, 5}) },
+		func() string { return fmt.Sprintf("watermarks %v, want [5 5]", ints(t, raw, watermarks)) })
 	if got := fx.answers(t); got != want {
 		t.Fatalf("the reads changed once caught up:\n%s", diffLines(want, got))
 	}
