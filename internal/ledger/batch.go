@@ -318,39 +318,39 @@ func (b *batcher) commit(batch []*request) {
 // tellPaid tells BatchConfig.Paid a committed batch's payouts, faucet by
 // faucet and coin by coin.
 func (b *batcher) tellPaid(w written) {
-	paidFrom := func(bp store.BatchPayout) store.BalanceKey {
-		return store.BalanceKey{Account: bp.From, Coin: bp.Payout.Coin}
-	}
-	stored := func(bp store.BatchPayout) drip.Payout {
-		p := bp.Payout
-		p.CreatedAt = store.AsStored(p.CreatedAt)
-		return p
-	}
-	if len(w.payouts) == 0 {
-		return
-	}
-	// Most batches pay from one balance (a hot faucet's): its payouts fill
-	// one slice of their size, not slices grown payout by payout.
-	first := paidFrom(w.payouts[0])
-	if !slices.ContainsFunc(w.payouts, func(bp store.BatchPayout) bool { return paidFrom(bp) != first }) {
-		ps := make([]drip.Payout, len(w.payouts))
-		for i, bp := range w.payouts {
-			ps[i] = stored(bp)
-		}
-		b.cfg.Paid(ps[0].FaucetID, first.Coin, w.debits[first], ps)
-		return
-	}
-	var order []store.BalanceKey // the faucets' balances, as first paid from
-	paid := map[store.BalanceKey][]drip.Payout{}
+	// The faucets' balances as first paid from, and where each one's run
+	// of payouts ends in one list laid out balance by balance: each run is
+	// filled in batch order, with no list grown payout by payout.
+	var order []store.BalanceKey
+	run := map[store.BalanceKey]int{} // index in order and ends
+	var ends []int
 	for _, bp := range w.payouts {
-		k := paidFrom(bp)
-		if _, ok := paid[k]; !ok {
-			order = append(order, k)
+		k := store.BalanceKey{Account: bp.From, Coin: bp.Payout.Coin}
+		g, ok := run[k]
+		if !ok {
+			g = len(order)
+			run[k], order, ends = g, append(order, k), append(ends, 0)
 		}
-		paid[k] = append(paid[k], stored(bp))
+		ends[g]++
 	}
-	for _, k := range order {
-		ps := paid[k]
+	next := make([]int, len(order)) // where each run's next payout goes
+	for g := 1; g < len(ends); g++ {
+		ends[g] += ends[g-1]
+		next[g] = ends[g-1]
+	}
+	all := make([]drip.Payout, len(w.payouts))
+	for _, bp := range w.payouts {
+		g := run[store.BalanceKey{Account: bp.From, Coin: bp.Payout.Coin}]
+		all[next[g]] = bp.Payout
+		all[next[g]].CreatedAt = store.AsStored(bp.Payout.CreatedAt)
+		next[g]++
+	}
+	for g, k := range order {
+		start := 0
+		if g > 0 {
+			start = ends[g-1]
+		}
+		ps := all[start:ends[g]:ends[g]] // full: an append cannot reach the next run
 		b.cfg.Paid(ps[0].FaucetID, k.Coin, w.debits[k], ps)
 	}
 }
