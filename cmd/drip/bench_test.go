@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -341,5 +342,33 @@ func TestParseCountsReadsSuffixes(t *testing.T) {
 	}
 	if got, err := parseCounts[int]("concurrency", ""); got != nil || err != nil {
 		t.Errorf("empty list: %v, %v; want nil (the defaults)", got, err)
+	}
+}
+
+// TestBenchPassesServerProfiles: --server-cpu-profile,
+// --server-mem-profile and --server-trace reach the drip serve under test,
+// which writes each whole (TestServeWritesProfiles checks what they hold).
+func TestBenchPassesServerProfiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"--server-cpu-profile": filepath.Join(dir, "cpu.pprof"),
+		"--server-mem-profile": filepath.Join(dir, "allocs.pprof"),
+		"--server-trace":       filepath.Join(dir, "run.trace"),
+	}
+	args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", "hot", "--concurrency", "8", "--rates", "none"}
+	for flag, path := range files {
+		args = append(args, flag, path)
+	}
+	if rep := runBenchReport(t, args); !rep.OK {
+		t.Errorf("drip bench with the server's profiles: a gate failed")
+	}
+	for flag, path := range files {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("%s: %v; want the server's record", flag, err)
+		} else if fi.Size() == 0 {
+			t.Errorf("%s: %s is empty; want the server's record", flag, path)
+		}
 	}
 }
