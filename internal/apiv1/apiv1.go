@@ -161,17 +161,6 @@ func (h *Handler) replied(r *http.Request, status int) {
 // coins writes an amount of smallest units as an exact JSON number of whole coins (D1).
 func coins(units int64) json.Number { return json.Number(drip.FormatCoins(units)) }
 
-type sendReply struct {
-	Status             int         `json:"status"`
-	Message            string      `json:"message"`
-	RateLimitRemaining float64     `json:"rate_limit_remaining"`
-	Currency           string      `json:"currency"`
-	Balance            int64       `json:"balance"`
-	BalanceBitcoin     json.Number `json:"balance_bitcoin"`
-	PayoutID           int64       `json:"payout_id"`
-	PayoutUserHash     string      `json:"payout_user_hash"`
-}
-
 func (h *Handler) send(ctx context.Context, c *payout.Caller, p params) (any, error) {
 	res, err := h.svc.Send(ctx, c, payout.SendRequest{
 		To: p.Get("to"), Currency: p.Get("currency"), Amount: p.Get("amount"),
@@ -180,11 +169,7 @@ func (h *Handler) send(ctx context.Context, c *payout.Caller, p params) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return sendReply{
-		Status: 200, Message: "Payout sent.", RateLimitRemaining: float64(int64(res.RateRemaining)),
-		Currency: res.Currency, Balance: res.Balance, BalanceBitcoin: coins(res.Balance),
-		PayoutID: res.PayoutID, PayoutUserHash: res.PayoutUserHash,
-	}, nil
+	return sendBody(res), nil
 }
 
 type checkAddressReply struct {

@@ -38,24 +38,28 @@ func ParseAmount(s string) (int64, bool) {
 // of whole coins ("0.00004321"), without going through float64 (D1). Trailing
 // zeros are trimmed; whole amounts keep no decimal point ("2").
 func FormatCoins(units int64) string {
-	neg := units < 0
+	var b [24]byte // "-92233720368.54775808"
+	return string(AppendCoins(b[:0], units))
+}
+
+// AppendCoins appends FormatCoins(units) to b.
+func AppendCoins(b []byte, units int64) []byte {
 	u := uint64(units)
-	if neg {
+	if units < 0 {
+		b = append(b, '-')
 		u = uint64(-units)
 	}
-	whole := u / unitsPerCoin
-	frac := u % unitsPerCoin
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
+	b = strconv.AppendUint(b, u/unitsPerCoin, 10)
+	if frac := u % unitsPerCoin; frac != 0 {
+		b = append(b, '.')
+		start := len(b)
+		b = strconv.AppendUint(b, frac+unitsPerCoin, 10) // zero-padded to 8 digits after its leading 1
+		b = append(b[:start], b[start+1:]...)
+		for b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
 	}
-	b.WriteString(strconv.FormatUint(whole, 10))
-	if frac != 0 {
-		f := strconv.FormatUint(frac+unitsPerCoin, 10)[1:] // zero-padded to 8 digits
-		b.WriteByte('.')
-		b.WriteString(strings.TrimRight(f, "0"))
-	}
-	return b.String()
+	return b
 }
 
 // Clip shortens s to at most n bytes without splitting a character, so a

@@ -23,11 +23,15 @@ func TestFormatCoins(t *testing.T) {
 	cases := map[int64]string{
 		0: "0", 1: "0.00000001", 4321: "0.00004321", 100_000_000: "1",
 		150_000_000: "1.5", 123_456_789_012: "1234.56789012", -5: "-0.00000005",
-		9223372036854775807: "92233720368.54775807",
+		9223372036854775807: "92233720368.54775807", -9223372036854775808: "-92233720368.54775808",
+		-100_000_000: "-1", 10: "0.0000001",
 	}
 	for in, want := range cases {
 		if got := FormatCoins(in); got != want {
 			t.Errorf("FormatCoins(%d) = %q; want %q", in, got, want)
+		}
+		if got := string(AppendCoins([]byte(`"x":`), in)); got != `"x":`+want {
+			t.Errorf("AppendCoins(%d) = %q; want %q", in, got, `"x":`+want)
 		}
 	}
 }
