@@ -18,7 +18,11 @@ import (
 //
 // It writes through the writer's pool, one transaction a chunk, so the
 // payout batches queue with it in the pool rather than on the file's lock,
-// and no chunk holds the writer for more than a few milliseconds.
+// and no chunk holds the writer for more than a few milliseconds. Its
+// statements are prepared once with the writer's (compactStatements):
+// prepared at every tick, they were a third of its CPU, spent while the
+// payout batches waited for the pool's one connection (BENCHMARKS.md,
+// round twenty-seven).
 
 // It keeps the second level of a faucet's payouts and events too (D72,
 // migration 0029): it copies each finished block of 256 payouts (id >> 8)
@@ -70,9 +74,36 @@ var faucetLevels = []faucetLevel{
 	},
 }
 
+// The statements of compactor.step.
+const (
+	payoutBlocksLast = `SELECT done, (SELECT COALESCE(MAX(id), 0) >> 16 FROM payouts) FROM payout_blocks`
+	// payoutChunkEnd is the compactChunk-th key after the cursor (?6 is
+	// compactChunk-1).
+	payoutChunkEnd = `SELECT recipient_id, faucet_id, created_at, id FROM payouts
+		WHERE id >> 16 = ?1 AND (recipient_id, faucet_id, created_at, id) > (?2, ?3, ?4, ?5)
+		ORDER BY recipient_id, faucet_id, created_at, id LIMIT 1 OFFSET ?6`
+	payoutChunkCopy = `INSERT OR IGNORE INTO payouts_by_recipient
+		(faucet_id, recipient_id, created_at, payout_id, coin, amount)
+		SELECT faucet_id, recipient_id, created_at, id, coin, amount FROM payouts
+		WHERE id >> 16 = ?1 AND (recipient_id, faucet_id, created_at, id) > (?2, ?3, ?4, ?5)
+			AND (recipient_id, faucet_id, created_at, id) <= (?6, ?7, ?8, ?9)
+		ORDER BY faucet_id, recipient_id, created_at, id`
+	payoutBlockDone = `UPDATE payout_blocks SET done = done + 1 WHERE done = ?1`
+)
+
+// compactStatements are every statement the compactor runs, which Open
+// prepares on the writer's pool.
+func compactStatements() []string {
+	out := []string{payoutBlocksLast, payoutChunkEnd, payoutChunkCopy, payoutBlockDone}
+	for _, l := range faucetLevels {
+		out = append(out, l.last, l.copy, l.done)
+	}
+	return out
+}
+
 type compactor struct {
 	ticking
-	db *sql.DB
+	ps *prepared // the writer's pool and its statements
 
 	// The cursor: the last key copied of block, the next chunk's start.
 	// Only the compactor's goroutine touches it. It is lost with the
@@ -93,8 +124,8 @@ var (
 	keyLast  = blockKey{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64}
 )
 
-func startCompactor(db *sql.DB) *compactor {
-	c := &compactor{db: db, block: -1}
+func startCompactor(ps *prepared) *compactor {
+	c := &compactor{ps: ps, block: -1}
 	c.start(compactEvery, c.tick)
 	return c
 }
@@ -106,7 +137,7 @@ func startCompactor(db *sql.DB) *compactor {
 // blocks.
 func (c *compactor) tick(stop <-chan struct{}) {
 	faucets := func(ctx context.Context) (bool, error) {
-		return copyFaucetBlocks(ctx, c.db, faucetLevels, faucetBlocksRun)
+		return copyFaucetBlocks(ctx, c.ps, faucetLevels, faucetBlocksRun)
 	}
 	if repeat(stop, faucets) {
 		repeat(stop, c.step)
@@ -135,14 +166,14 @@ func repeat(stop <-chan struct{}, step func(context.Context) (bool, error)) bool
 // step copies the next chunk of the block at the watermark, if a block
 // after it has begun, and reports whether it did.
 func (c *compactor) step(ctx context.Context) (bool, error) {
-	tx, err := c.db.BeginTx(ctx, nil)
+	tx, err := c.ps.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
+	q := conn{db: c.ps.db, tx: tx, ps: c.ps}
 	var done, last int64
-	if err := tx.QueryRowContext(ctx,
-		`SELECT done, (SELECT COALESCE(MAX(id), 0) >> 16 FROM payouts) FROM payout_blocks`).Scan(&done, &last); err != nil {
+	if err := q.QueryRow(ctx, payoutBlocksLast).Scan(&done, &last); err != nil {
 		return false, err
 	}
 	if done >= last {
@@ -154,10 +185,7 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 	// The chunk ends at the compactChunk-th key after the cursor, or at the
 	// block's end, where the watermark moves.
 	upto, end := keyLast, true
-	err = tx.QueryRowContext(ctx, `SELECT recipient_id, faucet_id, created_at, id FROM payouts
-		WHERE id >> 16 = ?1 AND (recipient_id, faucet_id, created_at, id) > (?2, ?3, ?4, ?5)
-		ORDER BY recipient_id, faucet_id, created_at, id LIMIT 1 OFFSET ?6`,
-		done, c.after.recipient, c.after.faucet, c.after.at, c.after.id, compactChunk-1).
+	err = q.QueryRow(ctx, payoutChunkEnd, done, c.after.recipient, c.after.faucet, c.after.at, c.after.id, compactChunk-1).
 		Scan(&upto.recipient, &upto.faucet, &upto.at, &upto.id)
 	switch {
 	case err == nil:
@@ -165,18 +193,12 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 	case err != sql.ErrNoRows:
 		return false, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO payouts_by_recipient
-		(faucet_id, recipient_id, created_at, payout_id, coin, amount)
-		SELECT faucet_id, recipient_id, created_at, id, coin, amount FROM payouts
-		WHERE id >> 16 = ?1 AND (recipient_id, faucet_id, created_at, id) > (?2, ?3, ?4, ?5)
-			AND (recipient_id, faucet_id, created_at, id) <= (?6, ?7, ?8, ?9)
-		ORDER BY faucet_id, recipient_id, created_at, id`,
-		done, c.after.recipient, c.after.faucet, c.after.at, c.after.id,
+	if _, err := q.Exec(ctx, payoutChunkCopy, done, c.after.recipient, c.after.faucet, c.after.at, c.after.id,
 		upto.recipient, upto.faucet, upto.at, upto.id); err != nil {
 		return false, err
 	}
 	if end {
-		if _, err := tx.ExecContext(ctx, `UPDATE payout_blocks SET done = done + 1 WHERE done = ?1`, done); err != nil {
+		if _, err := q.Exec(ctx, payoutBlockDone, done); err != nil {
 			return false, err
 		}
 	}
@@ -196,26 +218,27 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 // watermarks are read in the transaction (a write transaction from its
 // start), so two compactors copy no block twice. One transaction for
 // both levels: each tick's commit is a sync the payout batches wait on.
-func copyFaucetBlocks(ctx context.Context, db *sql.DB, levels []faucetLevel, run int64) (behind bool, err error) {
-	tx, err := db.BeginTx(ctx, nil)
+func copyFaucetBlocks(ctx context.Context, ps *prepared, levels []faucetLevel, run int64) (behind bool, err error) {
+	tx, err := ps.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
+	q := conn{db: ps.db, tx: tx, ps: ps}
 	copied := false
 	for _, l := range levels {
 		var done, last int64
-		if err := tx.QueryRowContext(ctx, l.last).Scan(&done, &last); err != nil {
+		if err := q.QueryRow(ctx, l.last).Scan(&done, &last); err != nil {
 			return false, fmt.Errorf("%s: %w", l.name, err)
 		}
 		if done >= last {
 			continue // the watermark is at the block rows enter
 		}
 		upto := min(last, done+run)
-		if _, err := tx.ExecContext(ctx, l.copy, done, upto); err != nil {
+		if _, err := q.Exec(ctx, l.copy, done, upto); err != nil {
 			return false, fmt.Errorf("%s: copy blocks [%d, %d): %w", l.name, done, upto, err)
 		}
-		if _, err := tx.ExecContext(ctx, l.done, done, upto); err != nil {
+		if _, err := q.Exec(ctx, l.done, done, upto); err != nil {
 			return false, fmt.Errorf("%s: watermark: %w", l.name, err)
 		}
 		copied, behind = true, behind || upto < last

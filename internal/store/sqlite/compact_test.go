@@ -34,7 +34,7 @@ func TestPayoutsByRecipientInTwoLevels(t *testing.T) {
 		t.Fatalf("watermark %d on a new database, want 0", w)
 	}
 	fx.check(t, "before the compactor")
-	c := &compactor{db: raw, block: -1}
+	c := &compactor{ps: &prepared{db: raw}, block: -1}
 	halfway := false
 	for step := 1; ; step++ {
 		more, err := c.step(ctx)
@@ -52,7 +52,7 @@ func TestPayoutsByRecipientInTwoLevels(t *testing.T) {
 			// The process ends halfway through a block (the second's first
 			// chunk is copied): the next starts the block again, keeping
 			// what is copied.
-			c = &compactor{db: raw, block: -1}
+			c = &compactor{ps: &prepared{db: raw}, block: -1}
 		}
 	}
 	if !halfway {
@@ -398,7 +398,7 @@ func BenchmarkCompactBlock(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			c := &compactor{db: raw, block: -1}
+			c := &compactor{ps: &prepared{db: raw}, block: -1}
 			var payouts int64
 			b.ResetTimer()
 			next := int64(1) // the next payout's id

@@ -37,7 +37,7 @@ func TestFaucetReadsInTwoLevels(t *testing.T) {
 	// each is read with the other in every state.
 	for i, l := range faucetLevels {
 		for step := 1; ; step++ {
-			behind, err := copyFaucetBlocks(ctx, raw, faucetLevels[i:i+1], 1)
+			behind, err := copyFaucetBlocks(ctx, &prepared{db: raw}, faucetLevels[i:i+1], 1)
 			if err != nil {
 				t.Fatalf("%s step %d: %v", l.name, step, err)
 			}
@@ -51,7 +51,7 @@ func TestFaucetReadsInTwoLevels(t *testing.T) {
 			}
 		}
 	}
-	if behind, err := copyFaucetBlocks(ctx, raw, faucetLevels, faucetBlocksRun); err != nil || behind {
+	if behind, err := copyFaucetBlocks(ctx, &prepared{db: raw}, faucetLevels, faucetBlocksRun); err != nil || behind {
 		t.Fatalf("copyFaucetBlocks once caught up = %v, %v; want false, nil", behind, err)
 	}
 	// Caught up: every block below the last (ids 1,024-1,279; the last,

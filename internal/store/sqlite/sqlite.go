@@ -73,14 +73,14 @@ func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) 
 	}
 	// Prepare the writer's statements now, while no transaction holds its
 	// one connection (see conn.stmt). The readers prepare on first use.
-	for _, q := range db.Statements() {
+	for _, q := range append(db.Statements(), compactStatements()...) {
 		if _, err := d.wps.get(ctx, q); err != nil {
 			d.Close()
 			return nil, fmt.Errorf("sqlite: prepare: %w", err)
 		}
 	}
 	if compact {
-		d.cp = startCompactor(writer)
+		d.cp = startCompactor(d.wps)
 	}
 	return db, nil
 }
