@@ -451,3 +451,42 @@ func genericPlans(t *testing.T, conn *pgx.Conn) (plan func(name, args string) st
 		return strings.Join(lines, "\n")
 	}
 }
+
+// TestFanOutSearchesEndpointsOnceAFaucet: the webhook fan-out trigger
+// (D50, migration 0028) looks a statement's faucets' endpoints up once a
+// faucet, not once an event (which made a `hot` batch of 31 payouts search
+// them 31 times for its one faucet). The shared suite checks the
+// deliveries it makes (testWebhookFanOut).
+func TestFanOutSearchesEndpointsOnceAFaucet(t *testing.T) {
+	requirePostgres(t)
+	t.Parallel()
+	ctx := context.Background()
+	conn := connect(t)
+	// scans is how often webhook_endpoints has been read, once the
+	// backend's counts have reached the shared statistics: forced at the
+	// next idle moment, which comes before the next statement is read.
+	scans := func() int64 {
+		t.Helper()
+		if _, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := conn.QueryRow(ctx, `SELECT seq_scan + coalesce(idx_scan, 0) FROM pg_stat_user_tables
+			WHERE relid = 'webhook_endpoints'::regclass`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, c := range []struct{ events, faucets int }{{40, 1}, {40, 4}, {1, 1}} {
+		before := scans()
+		if _, err := conn.Exec(ctx, `INSERT INTO events (id, faucet_id, type, data, created_at)
+			SELECT 'evt_' || $1::int || '_' || $2::int || '_' || g, g % $2::int + 1, 'payout.sent', '{}', 0
+			FROM generate_series(1, $1::int) g`, c.events, c.faucets); err != nil {
+			t.Fatal(err)
+		}
+		if got := scans() - before; got != int64(c.faucets) {
+			t.Errorf("%d events of %d faucets in one statement: webhook_endpoints read %d times, want %d (once a faucet)",
+				c.events, c.faucets, got, c.faucets)
+		}
+	}
+}
