@@ -124,8 +124,12 @@ var (
 	keyLast  = blockKey{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64}
 )
 
+// newCompactor is a compactor writing through ps's pool, its cursor at no
+// block; startCompactor runs it, a test steps it.
+func newCompactor(ps *prepared) *compactor { return &compactor{ps: ps, block: -1} }
+
 func startCompactor(ps *prepared) *compactor {
-	c := &compactor{ps: ps, block: -1}
+	c := newCompactor(ps)
 	c.start(compactEvery, c.tick)
 	return c
 }
@@ -166,12 +170,11 @@ func repeat(stop <-chan struct{}, step func(context.Context) (bool, error)) bool
 // step copies the next chunk of the block at the watermark, if a block
 // after it has begun, and reports whether it did.
 func (c *compactor) step(ctx context.Context) (bool, error) {
-	tx, err := c.ps.db.BeginTx(ctx, nil)
+	q, err := c.ps.begin(ctx)
 	if err != nil {
 		return false, err
 	}
-	defer tx.Rollback()
-	q := conn{db: c.ps.db, tx: tx, ps: c.ps}
+	defer q.tx.Rollback()
 	var done, last int64
 	if err := q.QueryRow(ctx, payoutBlocksLast).Scan(&done, &last); err != nil {
 		return false, err
@@ -202,7 +205,7 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := q.tx.Commit(); err != nil {
 		return false, err
 	}
 	c.after = upto
@@ -219,12 +222,11 @@ func (c *compactor) step(ctx context.Context) (bool, error) {
 // start), so two compactors copy no block twice. One transaction for
 // both levels: each tick's commit is a sync the payout batches wait on.
 func copyFaucetBlocks(ctx context.Context, ps *prepared, levels []faucetLevel, run int64) (behind bool, err error) {
-	tx, err := ps.db.BeginTx(ctx, nil)
+	q, err := ps.begin(ctx)
 	if err != nil {
 		return false, err
 	}
-	defer tx.Rollback()
-	q := conn{db: ps.db, tx: tx, ps: ps}
+	defer q.tx.Rollback()
 	copied := false
 	for _, l := range levels {
 		var done, last int64
@@ -246,5 +248,5 @@ func copyFaucetBlocks(ctx context.Context, ps *prepared, levels []faucetLevel, r
 	if !copied {
 		return false, nil
 	}
-	return behind, tx.Commit()
+	return behind, q.tx.Commit()
 }

@@ -34,7 +34,7 @@ func TestPayoutsByRecipientInTwoLevels(t *testing.T) {
 		t.Fatalf("watermark %d on a new database, want 0", w)
 	}
 	fx.check(t, "before the compactor")
-	c := &compactor{ps: &prepared{db: raw}, block: -1}
+	c := newCompactor(&prepared{db: raw})
 	halfway := false
 	for step := 1; ; step++ {
 		more, err := c.step(ctx)
@@ -52,7 +52,7 @@ func TestPayoutsByRecipientInTwoLevels(t *testing.T) {
 			// The process ends halfway through a block (the second's first
 			// chunk is copied): the next starts the block again, keeping
 			// what is copied.
-			c = &compactor{ps: &prepared{db: raw}, block: -1}
+			c = newCompactor(&prepared{db: raw})
 		}
 	}
 	if !halfway {
@@ -144,7 +144,6 @@ type byRecipient struct {
 	times   []int64 // a few start times of windows
 }
 
-// rawDB is a connection of its own to the file, durable as the writer's.
 // openCompacting opens a new database at a temporary path, with the
 // compactor started or not (a test that steps it starts none), and a raw
 // connection to it. The caller closes the store: the upgrade tests close
@@ -170,6 +169,7 @@ func waitFor(t *testing.T, done func() bool, state func() string) {
 	}
 }
 
+// rawDB is a connection of its own to the file, durable as the writer's.
 func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"_pragma": {"busy_timeout(10000)", "synchronous(FULL)"}}.Encode()+"&_txlock=immediate")
@@ -398,7 +398,7 @@ func BenchmarkCompactBlock(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			c := &compactor{ps: &prepared{db: raw}, block: -1}
+			c := newCompactor(&prepared{db: raw})
 			var payouts int64
 			b.ResetTimer()
 			next := int64(1) // the next payout's id

@@ -173,11 +173,11 @@ func (d *driver) Close() error {
 	return errors.Join(ckErr, d.writer.Close(), d.reader.Close())
 }
 func (d *driver) Begin(ctx context.Context) (sqlstore.TxConn, error) {
-	tx, err := d.writer.BeginTx(ctx, nil)
+	c, err := d.wps.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return txConn{conn{db: d.writer, tx: tx, ps: d.wps}}, nil
+	return txConn{c}, nil
 }
 
 var (
@@ -278,6 +278,16 @@ func (p *prepared) get(ctx context.Context, query string) (*sql.Stmt, error) {
 		return prev.(*sql.Stmt), nil
 	}
 	return s, nil
+}
+
+// begin starts a transaction on p's pool, its statements run through p
+// (the payout batches' and the compactor's alike).
+func (p *prepared) begin(ctx context.Context) (conn, error) {
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return conn{}, err
+	}
+	return conn{db: p.db, tx: tx, ps: p}, nil
 }
 
 func (p *prepared) close() {
