@@ -318,25 +318,25 @@ func (b *batcher) commit(batch []*request) {
 // tellPaid tells BatchConfig.Paid a committed batch's payouts, faucet by
 // faucet and coin by coin.
 func (b *batcher) tellPaid(w written) {
-	// The faucets' balances as first paid from, and where each one's run
-	// of payouts ends in one list laid out balance by balance: each run is
+	// The faucets' balances as first paid from, and their runs of payouts
+	// in one list laid out balance by balance: each run is counted, then
 	// filled in batch order, with no list grown payout by payout.
 	var order []store.BalanceKey
-	run := map[store.BalanceKey]int{} // index in order and ends
-	var ends []int
+	run := map[store.BalanceKey]int{} // index in order
+	var size []int                    // of each run
 	for _, bp := range w.payouts {
 		k := store.BalanceKey{Account: bp.From, Coin: bp.Payout.Coin}
 		g, ok := run[k]
 		if !ok {
 			g = len(order)
-			run[k], order, ends = g, append(order, k), append(ends, 0)
+			run[k], order, size = g, append(order, k), append(size, 0)
 		}
-		ends[g]++
+		size[g]++
 	}
-	next := make([]int, len(order)) // where each run's next payout goes
-	for g := 1; g < len(ends); g++ {
-		ends[g] += ends[g-1]
-		next[g] = ends[g-1]
+	start, next := make([]int, len(order)), make([]int, len(order)) // next: where each run's next payout goes
+	for g := 1; g < len(order); g++ {
+		start[g] = start[g-1] + size[g-1]
+		next[g] = start[g]
 	}
 	all := make([]drip.Payout, len(w.payouts))
 	for _, bp := range w.payouts {
@@ -346,11 +346,7 @@ func (b *batcher) tellPaid(w written) {
 		next[g]++
 	}
 	for g, k := range order {
-		start := 0
-		if g > 0 {
-			start = ends[g-1]
-		}
-		ps := all[start:ends[g]:ends[g]] // full: an append cannot reach the next run
+		ps := all[start[g]:next[g]:next[g]] // full: an append cannot reach the next run
 		b.cfg.Paid(ps[0].FaucetID, k.Coin, w.debits[k], ps)
 	}
 }
