@@ -399,3 +399,19 @@ func statement(t *testing.T, name string) string {
 	}
 	return sql
 }
+
+// TestReconcileAccountsSortsOnce: reconcile's check of every balance
+// against its journal (D3) reads balances and transfers once each and
+// sums them in one sort, never a search of one side for each row of the
+// other: joined to the journal's grouped sums, which have no index,
+// SQLite scanned all of them for each balance, a time growing with the
+// square of the accounts.
+func TestReconcileAccountsSortsOnce(t *testing.T) {
+	t.Parallel()
+	conn := planConn(t)
+	want := []string{"CO-ROUTINE entries", "COMPOUND QUERY", "LEFT-MOST SUBQUERY", "SCAN balances",
+		"UNION ALL", "SCAN transfers", "UNION ALL", "SCAN transfers", "SCAN entries", "USE TEMP B-TREE FOR GROUP BY"}
+	if got := plan(t, conn, statement(t, "ReconcileAccounts")); !slices.Equal(got, want) {
+		t.Errorf("ReconcileAccounts: plan\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

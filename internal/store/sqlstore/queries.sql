@@ -546,17 +546,21 @@ SELECT COUNT(DISTINCT faucet_id) FROM refusals WHERE user_id = $1 AND faucet_id 
 SELECT coin, CAST(SUM(amount) AS BIGINT) FROM balances GROUP BY coin HAVING SUM(amount) <> 0 ORDER BY coin;
 
 -- name: ReconcileAccounts
-WITH journal AS (
-  SELECT account, coin, CAST(SUM(delta) AS BIGINT) AS total FROM (
-    SELECT to_account AS account, coin, amount AS delta FROM transfers
-    UNION ALL
-    SELECT from_account AS account, coin, -amount AS delta FROM transfers
-  ) moves GROUP BY account, coin
-)
-SELECT COALESCE(b.account_id, j.account), COALESCE(b.coin, j.coin), COALESCE(b.amount, 0), COALESCE(j.total, 0)
-FROM balances b FULL OUTER JOIN journal j ON j.account = b.account_id AND j.coin = b.coin
-WHERE COALESCE(b.amount, 0) <> COALESCE(j.total, 0)
-   OR (COALESCE(b.amount, 0) < 0 AND COALESCE(b.account_id, j.account) <> 1)
+-- Every balance and every journal entry in one list, summed per account
+-- and coin: one pass and one sort, on both engines. Joining the balances
+-- to the journal's sums instead (a FULL OUTER JOIN of a grouped CTE) made
+-- SQLite compare every balance with every account's sum, no index being
+-- there to search: 3.4 s at 10,000 accounts, growing with their square
+-- (BENCHMARKS.md, round twenty-eight). A side with no row sums to 0.
+SELECT account, coin, CAST(SUM(balance) AS BIGINT), CAST(SUM(journal) AS BIGINT) FROM (
+  SELECT account_id AS account, coin, amount AS balance, 0 AS journal FROM balances
+  UNION ALL
+  SELECT to_account, coin, 0, amount FROM transfers
+  UNION ALL
+  SELECT from_account, coin, 0, -amount FROM transfers
+) entries
+GROUP BY account, coin
+HAVING SUM(balance) <> SUM(journal) OR (SUM(balance) < 0 AND account <> 1)
 ORDER BY 1, 2;
 
 -- name: ReconcilePayouts
