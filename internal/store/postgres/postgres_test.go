@@ -371,6 +371,11 @@ func TestFaucetReadsSearchByCoin(t *testing.T) {
 		if !byCoin.MatchString(joined) || strings.Contains(joined, "Seq Scan on payouts") {
 			t.Errorf("%s: plan\n%s\nwant a search of payouts_faucet_coin_time by faucet and coin", name, joined)
 		}
+		// The owner's list and its CSV export search from their cursor
+		// (PayoutSearchAfter), not from the newest payout down to it.
+		if name == "PayoutSearch" && !regexp.MustCompile(`Index Cond: \(\(faucet_id = \$1\) AND \(coin = c\.symbol\) AND \(ROW\(created_at, id\) < ROW\(`).MatchString(joined) {
+			t.Errorf("%s: plan\n%s\nwant the search bounded by the cursor", name, joined)
+		}
 	}
 }
 

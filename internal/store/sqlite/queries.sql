@@ -405,14 +405,14 @@ WHERE p.id IN (
     SELECT q.payout_id FROM payouts_by_faucet q CROSS JOIN payouts r
     WHERE q.faucet_id = $1 AND q.coin = c.symbol AND r.id = q.payout_id AND ($3 = 0 OR r.recipient_id = $3)
       AND ($4 = '' OR r.referral = $4)
-      AND ($5 = 0 OR (q.created_at, q.payout_id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+      AND (q.created_at, q.payout_id) < ({{PayoutSearchAfter}})
     ORDER BY q.created_at DESC, q.payout_id DESC LIMIT $6)
   WHERE $2 = '' OR c.symbol = $2
   UNION ALL
   SELECT * FROM (SELECT q.id FROM pblocks b CROSS JOIN payouts q
     WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND ($2 = '' OR q.coin = $2) AND ($3 = 0 OR q.recipient_id = $3)
       AND ($4 = '' OR q.referral = $4)
-      AND ($5 = 0 OR (q.created_at, q.id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+      AND (q.created_at, q.id) < ({{PayoutSearchAfter}})
     ORDER BY q.created_at DESC, q.id DESC LIMIT $6))
 ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
 

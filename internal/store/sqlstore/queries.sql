@@ -651,16 +651,30 @@ WHERE user_id = $1 ORDER BY id DESC LIMIT $2;
 
 -- The faucet management pages (issue 11).
 
+-- The cursor of PayoutSearch: the time and id of the payout $5 of the
+-- faucet $1, whose page follows it, or past every payout when $5 is 0.
+-- Written as one bound, never as "$5 = 0 OR ...": under that OR neither
+-- engine (PostgreSQL under a prepared statement's generic plan) searches
+-- the index from the cursor, so every page read the faucet's payouts from
+-- the newest down to it, and the CSV export, a page of 500 at a time, took
+-- a time growing with the square of the payouts (BENCHMARKS.md, round
+-- twenty-eight). A payout $5 of another faucet, or none, bounds nothing
+-- (NULL): the page is empty.
+-- name: PayoutSearchAfter
+SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1
+UNION ALL SELECT 9223372036854775807, 9223372036854775807 WHERE $5 = 0
+
 -- name: PayoutSearch
 -- The owner's list of payouts and its CSV export: optional filters ('' and
 -- 0 match all), newest first, and the page after the payout $5 (0: from
 -- the newest). The page is a merge of one range of payouts_faucet_coin_time
--- per coin (D68), each a keyset on (created_at, id) after the payout $5.
+-- per coin (D68), each a keyset on (created_at, id) after the payout $5
+-- (PayoutSearchAfter).
 SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
 FROM coins c CROSS JOIN LATERAL (
   SELECT {{PayoutColumns}} FROM payouts
   WHERE faucet_id = $1 AND coin = c.symbol AND ($3 = 0 OR recipient_id = $3) AND ($4 = '' OR referral = $4)
-    AND ($5 = 0 OR (created_at, id) < (SELECT b.created_at, b.id FROM payouts b WHERE b.id = $5 AND b.faucet_id = $1))
+    AND (created_at, id) < ({{PayoutSearchAfter}})
   ORDER BY created_at DESC, id DESC LIMIT $6
 ) AS p
 JOIN users u ON u.id = p.recipient_id
