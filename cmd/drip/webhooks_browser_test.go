@@ -280,6 +280,19 @@ func TestBrowserWebhooks(t *testing.T) {
 		t.Errorf("the attempt's page runs %d scripts (%v): the reply was not escaped", n, err)
 	}
 	c.shot("06-failed-attempt")
+
+	// The endpoint disabled, the test's delivery, still pending, waits for
+	// it to be enabled again (D52): its page names no time for it.
+	eps, err := env.App.Endpoints.List(ctx, f.ID)
+	if err != nil || len(eps) != 1 {
+		t.Fatalf("the faucet's endpoints: %+v, %v; want one", eps, err)
+	}
+	if err := env.App.Endpoints.SetEnabled(ctx, f.ID, eps[0].ID, false, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	c.run("reload", chromedp.Reload(), title("Webhook delivery"))
+	has("a disabled endpoint's delivery", "#delivery", "pending", "waits for the endpoint to be enabled")
+	c.shot("07-delivery-waits-for-its-endpoint")
 	c.logout()
 	env.Reconcile(t)
 }

@@ -288,4 +288,20 @@ func TestWebhookAttemptWithoutReply(t *testing.T) {
 	p = b.Get(t, fmt.Sprintf("/manage/%d/webhooks/%d/deliveries/%d", f.ID, mute.ID, unanswered))
 	keysHas(t, "an unanswered attempt", p.Body, `<span class="badge fail">no reply</span>`, `<p class="webhooks-error">Post &#34;https://`+l.Addr().String()+"/hook&#34;: ")
 	keysLacks(t, "an unanswered attempt", p.Body, "The reply had no body.")
+
+	// Its endpoint disabled, the pending delivery waits for it (D52): its
+	// page names no time for the next attempt, and names one once the
+	// endpoint is enabled again.
+	if err := env.App.Endpoints.SetEnabled(ctx, f.ID, mute.ID, false, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	p = b.Get(t, fmt.Sprintf("/manage/%d/webhooks/%d/deliveries/%d", f.ID, mute.ID, unanswered))
+	keysHas(t, "a disabled endpoint's delivery", p.Body, `<span class="badge off">pending</span> <span class="meta">waits for the endpoint to be enabled</span>`)
+	keysLacks(t, "a disabled endpoint's delivery", p.Body, "next attempt")
+	if err := env.App.Endpoints.SetEnabled(ctx, f.ID, mute.ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	p = b.Get(t, fmt.Sprintf("/manage/%d/webhooks/%d/deliveries/%d", f.ID, mute.ID, unanswered))
+	keysHas(t, "an enabled endpoint's delivery", p.Body, `<span class="meta">next attempt `)
+	keysLacks(t, "an enabled endpoint's delivery", p.Body, "waits for the endpoint")
 }

@@ -412,7 +412,9 @@ type Tx interface {
 	WebhookEndpointSetSecret(ctx context.Context, faucetID, id int64, sealed string, at time.Time) error
 	// WebhookEndpointSetEnabled writes e.Enabled, e.DisabledReason and
 	// e.UpdatedAt to the endpoint e.ID of the faucet e.FaucetID;
-	// ErrNotFound when the faucet has no such endpoint.
+	// ErrNotFound when the faucet has no such endpoint. Disabling parks the
+	// endpoint's pending deliveries out of every claim's reach; enabling
+	// makes them due at e.UpdatedAt (D52).
 	WebhookEndpointSetEnabled(ctx context.Context, e *WebhookEndpoint) error
 	// WebhookEndpointDelete deletes the faucet's endpoint id, with its
 	// deliveries and their attempts; ErrNotFound when the faucet has no

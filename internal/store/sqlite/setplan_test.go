@@ -426,3 +426,16 @@ func TestReconcileAccountsSortsOnce(t *testing.T) {
 		t.Errorf("ReconcileAccounts: plan\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestOutboxClaimSearchesItsKind: a claim of one kind's due deliveries
+// searches outbox_due from that kind's oldest (migration 0030), never the
+// other kind's: the merchant callbacks' claim walked every due webhook
+// delivery, ten times a second, inside SQLite's one write transaction.
+func TestOutboxClaimSearchesItsKind(t *testing.T) {
+	t.Parallel()
+	conn := planConn(t)
+	got := plan(t, conn, (&driver{}).Rebind(statement(t, "OutboxClaim")), 100, 200, 10, "callback")
+	if !slices.Contains(got, "SEARCH d USING INDEX outbox_due (kind=? AND next_attempt_at<?)") {
+		t.Errorf("OutboxClaim: plan\n%s\nwant a search of outbox_due by kind and time", strings.Join(got, "\n"))
+	}
+}

@@ -62,6 +62,7 @@ type queries struct {
 	CoinSetMinPayout, BalanceTotals                                                 stmt // the operator pages
 	WebhookEndpointCreate, WebhookEndpointList, WebhookEndpointGet                  stmt // webhook endpoints
 	WebhookEndpointCount, WebhookEndpointSetSecret, WebhookEndpointSetEnabled       stmt // webhook endpoints
+	WebhookEndpointParkDeliveries                                                   stmt
 	WebhookEndpointDelete, WebhookEndpointDeleteAttempts                            stmt // webhook endpoints
 	WebhookEndpointDeleteDeliveries, WebhookEndpointsHealthy                        stmt // webhook endpoints
 	WebhookEndpointsFailing, WebhookDeliveryList, WebhookDeliveryGet                stmt // webhook deliveries

@@ -783,6 +783,17 @@ UPDATE webhook_endpoints SET enabled = $3, disabled_reason = $4, updated_at = $5
   failing_since = CASE WHEN $3 THEN NULL ELSE failing_since END
 WHERE faucet_id = $1 AND id = $2;
 
+-- name: WebhookEndpointParkDeliveries
+-- Disabling an endpoint parks its pending deliveries at the largest time,
+-- out of every claim's due range (OutboxClaim skips a disabled endpoint's
+-- rows, but walked every one of them to do so, each claim); enabling it
+-- makes the parked ones due at once ($4). A delivery in flight as the
+-- endpoint is disabled takes its next time from its attempt's record, and
+-- a claim skips it as before.
+UPDATE outbox SET next_attempt_at = CASE WHEN $3 THEN $4 ELSE 9223372036854775807 END
+WHERE endpoint_id = $2 AND faucet_id = $1 AND kind = 'webhook' AND state = 'pending'
+  AND (NOT $3 OR next_attempt_at = 9223372036854775807);
+
 -- name: WebhookEndpointDelete
 DELETE FROM webhook_endpoints WHERE faucet_id = $1 AND id = $2;
 

@@ -70,7 +70,11 @@ func (q *querier) WebhookEndpointSetSecret(ctx context.Context, faucetID, id int
 }
 
 func (q *querier) WebhookEndpointSetEnabled(ctx context.Context, e *store.WebhookEndpoint) error {
-	return q.execOne(ctx, q.q.WebhookEndpointSetEnabled, e.FaucetID, e.ID, e.Enabled, e.DisabledReason, micros(e.UpdatedAt))
+	if err := q.execOne(ctx, q.q.WebhookEndpointSetEnabled, e.FaucetID, e.ID, e.Enabled, e.DisabledReason, micros(e.UpdatedAt)); err != nil {
+		return err
+	}
+	_, err := q.exec(ctx, q.q.WebhookEndpointParkDeliveries, e.FaucetID, e.ID, e.Enabled, micros(e.UpdatedAt))
+	return err
 }
 
 func (q *querier) WebhookEndpointDelete(ctx context.Context, faucetID, id int64) error {

@@ -241,9 +241,26 @@ func testWebhookClaimAndRecord(t *testing.T, st store.Store) {
 	if got := claim(t0.Add(48*time.Hour), time.Minute); len(got) != 0 {
 		t.Errorf("claim with the endpoint disabled: %+v; want none", got)
 	}
-	e.Enabled, e.DisabledReason = true, ""
+	// Parked out of every claim's due range, so that no claim reads it
+	// (D52), and due at once when the endpoint is enabled again.
+	failedList := func() []store.WebhookDelivery {
+		t.Helper()
+		list, err := st.WebhookDeliveryList(ctx, &store.WebhookDeliveryListParams{FaucetID: h.f.ID, EndpointID: h.failed.ID, Limit: 10})
+		if err != nil || len(list) != 1 || list[0].EventID != "evt_later" {
+			t.Fatalf("the failed endpoint's deliveries: %+v, %v; want evt_later", list, err)
+		}
+		return list
+	}
+	if next := failedList()[0].NextAttemptAt; !next.After(t0.AddDate(1000, 0, 0)) {
+		t.Errorf("evt_later's next attempt with its endpoint disabled: %v; want it parked past any claim's time", next)
+	}
+	enabled := t0.Add(47 * time.Hour)
+	e.Enabled, e.DisabledReason, e.UpdatedAt = true, "", enabled
 	transact(t, st, func(ctx context.Context, tx store.Tx) error { return tx.WebhookEndpointSetEnabled(ctx, &e) })
-	if got := claim(t0.Add(48*time.Hour), time.Minute); len(got) != 1 || got[0].EventID != "evt_later" {
+	if next := failedList()[0].NextAttemptAt; !next.Equal(enabled) {
+		t.Errorf("evt_later's next attempt once its endpoint is enabled: %v; want %v, when it was enabled", next, enabled)
+	}
+	if got := claim(enabled, time.Minute); len(got) != 1 || got[0].EventID != "evt_later" {
 		t.Errorf("claim once enabled again: %+v; want evt_later", got)
 	}
 }
