@@ -495,3 +495,35 @@ func TestFanOutSearchesEndpointsOnceAFaucet(t *testing.T) {
 		}
 	}
 }
+
+// TestPagesSearchFromTheirCursor: under a prepared statement's generic
+// plan, on tables not yet analyzed, the pages listed newest first before a
+// cursor search their index from the cursor, and the lists and counts of
+// one endpoint or one merchant search theirs (as SQLite's test of the
+// same name): written "($4 = 0 OR id < $4)", the cursor was a filter over
+// everything newer than it.
+func TestPagesSearchFromTheirCursor(t *testing.T) {
+	requirePostgres(t)
+	plan := genericPlans(t, connect(t))
+	for name, c := range map[string]struct {
+		args string
+		want []string // each a regexp the plan must match
+	}{
+		"WebhookDeliveryList": {"1, 2, '', 7, 50", []string{
+			`Index Scan Backward using outbox_endpoint on outbox d\b.*\n\s+Index Cond: \(\(endpoint_id = \$2\) AND \(id < CASE`}},
+		"WebhookDeliveryCount": {"2", []string{`Index Scan on outbox_endpoint\b.*\n\s+Index Cond: \(endpoint_id = \$1\)`}},
+		"CheckoutList": {"1, 0, 7, 50", []string{
+			`Index Scan Backward using merchant_checkouts_merchant\b.*\n\s+Index Cond: \(\(merchant_id = \$1\) AND \(id < CASE`,
+			`Index Scan Backward using merchant_checkouts_payer\b.*\n\s+Index Cond: \(\(payer_id = \$2\) AND \(id < CASE`}},
+		"UserAddressOwners": {"'addr'", []string{`Scan on user_addresses_address\b.*\n\s+Index Cond: \(address = \$1\)`}},
+		"AuditList":         {"1, 50, 7", []string{`Index Scan Backward using audit_log_faucet\b.*\n\s+Index Cond: \(\(faucet_id = \$1\) AND \(id < CASE`}},
+		"OperatorLogList":   {"7, 50", []string{`Index Scan Backward using operator_log_pkey\b.*\n\s+Index Cond: \(id < CASE`}},
+	} {
+		joined := plan(name, c.args)
+		for _, w := range c.want {
+			if !regexp.MustCompile(w).MatchString(joined) {
+				t.Errorf("%s: plan\n%s\nwant %s", name, joined, w)
+			}
+		}
+	}
+}

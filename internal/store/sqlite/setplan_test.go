@@ -439,3 +439,53 @@ func TestOutboxClaimSearchesItsKind(t *testing.T) {
 		t.Errorf("OutboxClaim: plan\n%s\nwant a search of outbox_due by kind and time", strings.Join(got, "\n"))
 	}
 }
+
+// TestPagesSearchFromTheirCursor: the pages listed newest first before a
+// cursor (0: from the newest) search their index from the cursor, and a
+// list or count of one endpoint's or one merchant's rows searches theirs,
+// never a scan of the whole table: under "($4 = 0 OR d.id < $4)" or
+// "($2 = 0 OR d.endpoint_id = $2)" SQLite could use neither, and an
+// endpoint's page of deliveries read every faucet's from the newest down.
+// An arm guarded by the other case ($2 = 0) runs nothing.
+func TestPagesSearchFromTheirCursor(t *testing.T) {
+	t.Parallel()
+	conn := planConn(t)
+	d := &driver{}
+	for name, c := range map[string]struct {
+		args []any
+		want []string
+	}{
+		"WebhookDeliveryList": {[]any{1, 2, "", 7, 50}, []string{
+			"MERGE (UNION ALL)", "LEFT", "CO-ROUTINE one",
+			"SEARCH d USING INDEX outbox_endpoint (endpoint_id=? AND id<?)",
+			"SEARCH e USING INDEX sqlite_autoindex_events_1 (id=?)",
+			"SCAN one", "USE TEMP B-TREE FOR ORDER BY", "RIGHT", "CO-ROUTINE every",
+			"SEARCH d USING INTEGER PRIMARY KEY (rowid<?)",
+			"SEARCH e USING INDEX sqlite_autoindex_events_1 (id=?)",
+			"SCAN every", "USE TEMP B-TREE FOR ORDER BY"}},
+		"WebhookDeliveryCount": {[]any{2}, []string{
+			"CO-ROUTINE d", "COMPOUND QUERY", "LEFT-MOST SUBQUERY",
+			"SEARCH outbox USING INDEX outbox_endpoint (endpoint_id=?)",
+			"UNION ALL", "SCAN outbox", "SCAN d", "USE TEMP B-TREE FOR GROUP BY"}},
+		"CheckoutList": {[]any{1, 0, 7, 50}, []string{
+			"MERGE (UNION ALL)", "LEFT", "CO-ROUTINE received",
+			"SEARCH merchant_checkouts USING INDEX merchant_checkouts_merchant (merchant_id=? AND id<?)",
+			"SCAN received", "USE TEMP B-TREE FOR ORDER BY", "RIGHT", "CO-ROUTINE paid",
+			"SEARCH merchant_checkouts USING INDEX merchant_checkouts_payer (payer_id=? AND id<?)",
+			"SCAN paid", "USE TEMP B-TREE FOR ORDER BY"}},
+		"UserAddressOwners": {[]any{"addr"}, []string{
+			"SEARCH user_addresses USING INDEX user_addresses_address (address=?)",
+			"USE TEMP B-TREE FOR ORDER BY"}},
+		"AuditList": {[]any{1, 50, 7}, []string{
+			"SEARCH a USING INDEX audit_log_faucet (faucet_id=? AND id<?)",
+			"SEARCH k USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN",
+			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN"}},
+		"OperatorLogList": {[]any{7, 50}, []string{
+			"SEARCH l USING INTEGER PRIMARY KEY (rowid<?)",
+			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
+	} {
+		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+}

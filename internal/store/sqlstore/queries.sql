@@ -71,6 +71,9 @@ INSERT INTO user_addresses (coin, address, user_id, created_at) VALUES ($1, $2, 
 SELECT coin, address FROM user_addresses WHERE user_id = $1 ORDER BY coin, address;
 
 -- name: UserAddressOwners
+-- An address's owners in every coin, from user_addresses_address: the key
+-- (coin, address) cannot serve it, and without that index every address
+-- was read (SQLite 0031, PostgreSQL 0030).
 SELECT coin, user_id FROM user_addresses WHERE address = $1 ORDER BY coin;
 
 -- name: FaucetColumns
@@ -530,11 +533,12 @@ INSERT INTO audit_log (faucet_id, key_id, user_id, tool, arguments, result, is_e
 VALUES ($1, NULLIF(CAST($2 AS BIGINT), 0), NULLIF(CAST($3 AS BIGINT), 0), $4, $5, $6, $7, $8) RETURNING id;
 
 -- name: AuditList
--- Newest first, those before id $3 (0: from the newest).
+-- Newest first, those before id $3 (0: from the newest), the cursor one
+-- bound (as WebhookDeliveryList's) that the index search starts from.
 SELECT a.id, a.faucet_id, COALESCE(a.key_id, 0), COALESCE(k.prefix, ''), COALESCE(a.user_id, 0), COALESCE(u.username, ''),
   a.tool, a.arguments, a.result, a.is_error, a.created_at
 FROM audit_log a LEFT JOIN api_keys k ON k.id = a.key_id LEFT JOIN users u ON u.id = a.user_id
-WHERE a.faucet_id = $1 AND ($3 = 0 OR a.id < $3) ORDER BY a.id DESC LIMIT $2;
+WHERE a.faucet_id = $1 AND a.id < CASE WHEN $3 = 0 THEN 9223372036854775807 ELSE $3 END ORDER BY a.id DESC LIMIT $2;
 
 -- name: RefusalInsert
 INSERT INTO refusals (user_id, faucet_id, created_at) VALUES ($1, $2, $3);
@@ -731,7 +735,7 @@ INSERT INTO operator_log (operator_id, action, target, detail, created_at) VALUE
 -- Newest first, those before id $1 (0: from the newest).
 SELECT l.id, l.operator_id, u.username, l.action, l.target, l.detail, l.created_at
 FROM operator_log l JOIN users u ON u.id = l.operator_id
-WHERE ($1 = 0 OR l.id < $1) ORDER BY l.id DESC LIMIT $2;
+WHERE l.id < CASE WHEN $1 = 0 THEN 9223372036854775807 ELSE $1 END ORDER BY l.id DESC LIMIT $2;
 
 -- name: UserSearch
 -- $1 is the lower-cased query with LIKE's wildcards escaped by a
@@ -824,10 +828,24 @@ d.id, d.endpoint_id, d.faucet_id, d.event_id, d.state, d.attempts, d.tries, d.ne
 d.last_error, d.created_at, d.done_at, e.type
 
 -- name: WebhookDeliveryList
-SELECT {{WebhookDeliveryColumns}} FROM outbox d JOIN events e ON e.id = d.event_id
-WHERE d.faucet_id = $1 AND ($2 = 0 OR d.endpoint_id = $2) AND ($3 = '' OR d.state = $3)
-  AND ($4 = 0 OR d.id < $4)
-ORDER BY d.id DESC LIMIT $5;
+-- A page of the faucet's deliveries, newest first, before the delivery $4
+-- (0: from the newest); of the endpoint $2, or of every endpoint (0). The
+-- two cases are two arms, of which the other's guard ($2 <> 0, $2 = 0)
+-- runs nothing, and the cursor is one bound: written "($2 = 0 OR ...)"
+-- and "($4 = 0 OR ...)", neither engine searched outbox_endpoint from the
+-- cursor (PostgreSQL under a generic plan), and a page read every faucet's
+-- deliveries from the newest down (BENCHMARKS.md, round twenty-eight).
+SELECT * FROM (
+  SELECT * FROM (SELECT {{WebhookDeliveryColumns}} FROM outbox d JOIN events e ON e.id = d.event_id
+    WHERE $2 <> 0 AND d.endpoint_id = $2 AND d.faucet_id = $1 AND ($3 = '' OR d.state = $3)
+      AND d.id < CASE WHEN $4 = 0 THEN 9223372036854775807 ELSE $4 END
+    ORDER BY d.id DESC LIMIT $5) AS one
+  UNION ALL
+  SELECT * FROM (SELECT {{WebhookDeliveryColumns}} FROM outbox d JOIN events e ON e.id = d.event_id
+    WHERE $2 = 0 AND d.faucet_id = $1 AND ($3 = '' OR d.state = $3)
+      AND d.id < CASE WHEN $4 = 0 THEN 9223372036854775807 ELSE $4 END
+    ORDER BY d.id DESC LIMIT $5) AS every
+) AS page ORDER BY 1 DESC LIMIT $5;
 
 -- name: WebhookDeliveryGet
 SELECT {{WebhookDeliveryColumns}} FROM outbox d JOIN events e ON e.id = d.event_id
@@ -837,7 +855,14 @@ WHERE d.faucet_id = $1 AND d.id = $2;
 SELECT delivery_id, n, at, status, latency_us, error, reply FROM outbox_attempts WHERE delivery_id = $1 ORDER BY n;
 
 -- name: WebhookDeliveryCount
-SELECT state, COUNT(*) FROM outbox WHERE kind = 'webhook' AND ($1 = 0 OR endpoint_id = $1) GROUP BY state;
+-- Of the endpoint $1, or every endpoint's (0), in two arms as
+-- WebhookDeliveryList: under "($1 = 0 OR ...)" an endpoint's count read
+-- every faucet's deliveries. Only webhook rows name an endpoint.
+SELECT state, COUNT(*) FROM (
+  SELECT state FROM outbox WHERE $1 <> 0 AND endpoint_id = $1
+  UNION ALL
+  SELECT state FROM outbox WHERE $1 = 0 AND kind = 'webhook'
+) AS d GROUP BY state;
 
 -- name: OutboxBacklog
 SELECT COUNT(*), MIN(created_at) FROM outbox WHERE kind = $1 AND state = 'pending';
@@ -918,10 +943,20 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id;
 SELECT {{CheckoutColumns}} FROM merchant_checkouts WHERE public_id = $1;
 
 -- name: CheckoutList
--- Paid checkouts only: what a merchant received, or what a buyer paid.
-SELECT {{CheckoutColumns}} FROM merchant_checkouts
-WHERE state = 'paid' AND (($1 <> 0 AND merchant_id = $1) OR ($1 = 0 AND payer_id = $2)) AND ($3 = 0 OR id < $3)
-ORDER BY id DESC LIMIT $4;
+-- Paid checkouts only: what a merchant received ($1), or what a buyer
+-- paid ($1 = 0, $2), before the checkout $3 (0: from the newest). Two arms,
+-- each searching its index from the cursor, as WebhookDeliveryList: under
+-- the ORs both engines merged the two indexes and sorted every paid
+-- checkout of the merchant for each page.
+SELECT * FROM (
+  SELECT * FROM (SELECT {{CheckoutColumns}} FROM merchant_checkouts
+    WHERE $1 <> 0 AND merchant_id = $1 AND state = 'paid' AND id < CASE WHEN $3 = 0 THEN 9223372036854775807 ELSE $3 END
+    ORDER BY id DESC LIMIT $4) AS received
+  UNION ALL
+  SELECT * FROM (SELECT {{CheckoutColumns}} FROM merchant_checkouts
+    WHERE $1 = 0 AND payer_id = $2 AND state = 'paid' AND id < CASE WHEN $3 = 0 THEN 9223372036854775807 ELSE $3 END
+    ORDER BY id DESC LIMIT $4) AS paid
+) AS page ORDER BY 1 DESC LIMIT $4;
 
 -- name: CheckoutSetQuote
 UPDATE merchant_checkouts SET quote_coin = $2, quote_amount = $3, quote_rate = $4, quote_source = $5,
