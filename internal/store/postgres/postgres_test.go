@@ -518,6 +518,8 @@ func TestPagesSearchFromTheirCursor(t *testing.T) {
 		"UserAddressOwners": {"'addr'", []string{`Scan on user_addresses_address\b.*\n\s+Index Cond: \(address = \$1\)`}},
 		"AuditList":         {"1, 50, 7", []string{`Index Scan Backward using audit_log_faucet\b.*\n\s+Index Cond: \(\(faucet_id = \$1\) AND \(id < CASE`}},
 		"OperatorLogList":   {"7, 50", []string{`Index Scan Backward using operator_log_pkey\b.*\n\s+Index Cond: \(id < CASE`}},
+		"PayoutSearchByRecipient": {"1, '', 3, '', 7, 50", []string{
+			`Index Scan Backward using payouts_faucet_recipient\b.*\n\s+Index Cond: \(\(faucet_id = \$1\) AND \(recipient_id = \$3\) AND \(created_at <= \$0\)\)`}},
 	} {
 		joined := plan(name, c.args)
 		for _, w := range c.want {

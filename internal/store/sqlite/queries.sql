@@ -416,6 +416,26 @@ WHERE p.id IN (
     ORDER BY q.created_at DESC, q.id DESC LIMIT $6))
 ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
 
+-- PayoutSearch of one recipient's payouts from the faucet, from the two
+-- levels by recipient (D71) as a wallet's page reads them: the copy's
+-- range and each recent block's, from the cursor, merged by IN.
+-- name: PayoutSearchByRecipient
+WITH RECURSIVE {{PayoutBlocksRecent}}
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
+FROM payouts p JOIN users u ON u.id = p.recipient_id
+WHERE p.id IN (
+  SELECT * FROM (SELECT c.payout_id FROM payouts_by_recipient c CROSS JOIN payouts r
+    WHERE c.faucet_id = $1 AND c.recipient_id = $3 AND ($2 = '' OR c.coin = $2)
+      AND (c.created_at, c.payout_id) < ({{PayoutSearchAfter}})
+      AND r.id = c.payout_id AND ($4 = '' OR r.referral = $4)
+    ORDER BY c.created_at DESC, c.payout_id DESC LIMIT $6)
+  UNION ALL
+  SELECT * FROM (SELECT q.id FROM blocks b CROSS JOIN payouts q
+    WHERE q.id >> 16 = +b.n AND q.recipient_id = $3 AND q.faucet_id = $1 AND ($2 = '' OR q.coin = $2)
+      AND ($4 = '' OR q.referral = $4) AND (q.created_at, q.id) < ({{PayoutSearchAfter}})
+    ORDER BY q.created_at DESC, q.id DESC LIMIT $6))
+ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
+
 -- The faucet's events, newest first, from both levels.
 -- name: EventList
 WITH RECURSIVE {{FaucetEventBlocks}}

@@ -487,5 +487,18 @@ func TestPagesSearchFromTheirCursor(t *testing.T) {
 		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
 			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 		}
+	}	// The owner's payouts of one recipient: the two levels by recipient
+	// (D71), each from the cursor, not PayoutSearch's ranges by coin.
+	got := plan(t, conn, d.Rebind(statement(t, "PayoutSearchByRecipient")), 1, "", 3, "", 7, 50)
+	for _, want := range []string{
+		"SEARCH c USING PRIMARY KEY (faucet_id=? AND recipient_id=? AND (created_at,payout_id)<(?,?))",
+		"SEARCH q USING INDEX payouts_block_recipient (<expr>=? AND recipient_id=? AND faucet_id=? AND created_at<?)",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("PayoutSearchByRecipient: plan\n%s\nwant %q in it", strings.Join(got, "\n"), want)
+		}
+	}
+	if i := slices.IndexFunc(got, scansPayouts.MatchString); i >= 0 {
+		t.Errorf("PayoutSearchByRecipient: plan %q scans payouts (%q)", strings.Join(got, "; "), got[i])
 	}
 }

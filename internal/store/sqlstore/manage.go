@@ -11,7 +11,11 @@ import (
 func (q *querier) PayoutSearch(ctx context.Context, p *store.PayoutSearchParams) ([]store.PayoutFound, error) {
 	out := []store.PayoutFound{}
 	args := []any{p.FaucetID, p.Coin, p.RecipientID, p.Referral, p.BeforeID, p.Limit}
-	err := q.list(ctx, q.q.PayoutSearch, args, func(r Rows) error {
+	s := q.q.PayoutSearch
+	if p.RecipientID != 0 {
+		s = q.q.PayoutSearchByRecipient // searched by recipient, not among all the faucet's payouts
+	}
+	err := q.list(ctx, s, args, func(r Rows) error {
 		var f store.PayoutFound
 		var created int64
 		err := r.Scan(&f.ID, &f.FaucetID, &f.RecipientID, &f.To, &f.Coin, &f.Amount, &f.IPAddress, &f.Referral, &created,

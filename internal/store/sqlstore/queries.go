@@ -56,7 +56,7 @@ type queries struct {
 	AuditInsert, AuditList                                                          stmt
 	PayoutListByRecipient, FaucetListPayers, UserAddressRemove                      stmt // the wallet pages
 	PayoutListByRecipientCursor                                                     stmt // the wallet pages
-	PayoutSearch                                                                    stmt // the faucet management pages
+	PayoutSearch, PayoutSearchByRecipient                                           stmt // the faucet management pages
 	FaucetKeyPending, KeyTouch                                                      stmt // a faucet's API keys page
 	OperatorLogAdd, OperatorLogList, UserSearch, UserSetEmailVerified               stmt // the operator pages
 	CoinSetMinPayout, BalanceTotals                                                 stmt // the operator pages

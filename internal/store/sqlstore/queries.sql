@@ -685,6 +685,17 @@ JOIN users u ON u.id = p.recipient_id
 WHERE $2 = '' OR c.symbol = $2
 ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
 
+-- name: PayoutSearchByRecipient
+-- PayoutSearch filtered by one recipient ($3 <> 0): the range of
+-- payouts_faucet_recipient for the faucet and the recipient from the
+-- cursor, where PayoutSearch's ranges by coin read every payout of the
+-- faucet to find the recipient's (38-49 ms a page at 166,000 payouts).
+SELECT p.id, p.faucet_id, p.recipient_id, p.to_given, p.coin, p.amount, p.ip_address, p.referral, p.created_at, u.payout_user_hash
+FROM payouts p JOIN users u ON u.id = p.recipient_id
+WHERE p.faucet_id = $1 AND p.recipient_id = $3 AND ($2 = '' OR p.coin = $2) AND ($4 = '' OR p.referral = $4)
+  AND (p.created_at, p.id) < ({{PayoutSearchAfter}})
+ORDER BY p.created_at DESC, p.id DESC LIMIT $6;
+
 -- A faucet's API keys page (issue 11).
 
 -- name: FaucetKeyPending
