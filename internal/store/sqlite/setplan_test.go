@@ -487,7 +487,8 @@ func TestPagesSearchFromTheirCursor(t *testing.T) {
 		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
 			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 		}
-	} // The owner's payouts of one recipient: the two levels by recipient
+	}
+	// The owner's payouts of one recipient: the two levels by recipient
 	// (D71), each from the cursor, not PayoutSearch's ranges by coin.
 	got := plan(t, conn, d.Rebind(statement(t, "PayoutSearchByRecipient")), 1, "", 3, "", 7, 50)
 	for _, want := range []string{
