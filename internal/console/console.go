@@ -10,6 +10,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"html/template"
@@ -104,6 +105,7 @@ type Handler struct {
 	cookie   string
 	pages    map[string]*template.Template
 	next     http.Handler
+	recon    *reconciler // the operator overview's checks of the ledger
 }
 
 // pageCSP lets a page load its own stylesheet, images (the QR code is a
@@ -133,7 +135,12 @@ func New(d Deps) (*Handler, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	h := &Handler{d: d, acc: d.Accounts, log: d.Log, clientIP: d.ClientIP, pages: map[string]*template.Template{}}
+	h := &Handler{d: d, acc: d.Accounts, log: d.Log, clientIP: d.ClientIP, pages: map[string]*template.Template{},
+		recon: &reconciler{now: d.Now}}
+	h.recon.reconcile = func(context.Context) (*ledger.Report, error) { return nil, errors.New("console: no ledger to check") }
+	if d.Ledger != nil {
+		h.recon.reconcile = d.Ledger.Reconcile
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
