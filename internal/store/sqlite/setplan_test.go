@@ -103,11 +103,7 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 			t.Errorf("%s is %q, %v; want it to hold no payouts", index, def, err)
 		}
 	}
-	d := &driver{}
-	for name, c := range map[string]struct {
-		args []any
-		want []string
-	}{
+	wantPlans(t, conn, map[string]planCase{
 		"PayoutListByRecipient": {[]any{1, 2, "", 0, 100, 7, 50}, []string{
 			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY 7", "COMPOUND QUERY",
 			"LEFT-MOST SUBQUERY", "CO-ROUTINE (subquery-4)",
@@ -118,11 +114,7 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 			"SEARCH q USING INDEX payouts_block_recipient (<expr>=? AND recipient_id=? AND faucet_id=? AND created_at>? AND created_at<?)",
 			"USE TEMP B-TREE FOR ORDER BY", "SCAN (subquery-6)",
 			"SEARCH f USING INTEGER PRIMARY KEY (rowid=?)", "USE TEMP B-TREE FOR ORDER BY"}},
-	} {
-		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
-			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
-		}
-	}
+	})
 }
 
 // TestFaucetReadsSearchTwoLevels: every read of a faucet's payouts or
@@ -137,11 +129,7 @@ func TestJournalReadsSearchTheirIndex(t *testing.T) {
 func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 	t.Parallel()
 	conn := planConn(t)
-	d := &driver{}
-	for name, c := range map[string]struct {
-		args []any
-		want []string
-	}{
+	wantPlans(t, conn, map[string]planCase{
 		"PayoutList": {[]any{1, 50}, slices.Concat([]string{
 			"MERGE (UNION ALL)",
 			"LEFT",
@@ -324,11 +312,7 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"SEARCH e USING COVERING INDEX events_block_faucet (<expr>=? AND faucet_id=? AND seq>?)",
 			"USE TEMP B-TREE FOR ORDER BY",
 			"SCAN (subquery-6)"})},
-	} {
-		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
-			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
-		}
-	}
+	})
 	// The compactor copies blocks from the recent level's index alone, in
 	// its order: no table row read, nothing sorted.
 	for l, want := range map[string]string{
@@ -400,6 +384,24 @@ func planConn(t *testing.T) *sql.DB {
 	return conn
 }
 
+// planCase is a named statement's arguments, and the plan SQLite must
+// make for it with them, step by step.
+type planCase struct {
+	args []any
+	want []string
+}
+
+// wantPlans fails for each named statement whose plan is not its case's.
+func wantPlans(t *testing.T, conn *sql.DB, cases map[string]planCase) {
+	t.Helper()
+	d := &driver{}
+	for name, c := range cases {
+		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
+			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+}
+
 // statement is a named statement as SQLite runs it: its own form in
 // queries.sql, or else the shared one in sqlstore's.
 func statement(t *testing.T, name string) string {
@@ -420,11 +422,9 @@ func statement(t *testing.T, name string) string {
 func TestReconcileAccountsSortsOnce(t *testing.T) {
 	t.Parallel()
 	conn := planConn(t)
-	want := []string{"CO-ROUTINE entries", "COMPOUND QUERY", "LEFT-MOST SUBQUERY", "SCAN balances",
-		"UNION ALL", "SCAN transfers", "UNION ALL", "SCAN transfers", "SCAN entries", "USE TEMP B-TREE FOR GROUP BY"}
-	if got := plan(t, conn, statement(t, "ReconcileAccounts")); !slices.Equal(got, want) {
-		t.Errorf("ReconcileAccounts: plan\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantPlans(t, conn, map[string]planCase{"ReconcileAccounts": {nil, []string{
+		"CO-ROUTINE entries", "COMPOUND QUERY", "LEFT-MOST SUBQUERY", "SCAN balances",
+		"UNION ALL", "SCAN transfers", "UNION ALL", "SCAN transfers", "SCAN entries", "USE TEMP B-TREE FOR GROUP BY"}}})
 }
 
 // TestOutboxClaimSearchesItsKind: a claim of one kind's due deliveries
@@ -451,10 +451,7 @@ func TestPagesSearchFromTheirCursor(t *testing.T) {
 	t.Parallel()
 	conn := planConn(t)
 	d := &driver{}
-	for name, c := range map[string]struct {
-		args []any
-		want []string
-	}{
+	wantPlans(t, conn, map[string]planCase{
 		"WebhookDeliveryList": {[]any{1, 2, "", 7, 50}, []string{
 			"MERGE (UNION ALL)", "LEFT", "CO-ROUTINE one",
 			"SEARCH d USING INDEX outbox_endpoint (endpoint_id=? AND id<?)",
@@ -483,11 +480,7 @@ func TestPagesSearchFromTheirCursor(t *testing.T) {
 		"OperatorLogList": {[]any{7, 50}, []string{
 			"SEARCH l USING INTEGER PRIMARY KEY (rowid<?)",
 			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)"}},
-	} {
-		if got := plan(t, conn, d.Rebind(statement(t, name)), c.args...); !slices.Equal(got, c.want) {
-			t.Errorf("%s: plan\n%s\nwant\n%s", name, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
-		}
-	}
+	})
 	// The owner's payouts of one recipient: the two levels by recipient
 	// (D71), each from the cursor, not PayoutSearch's ranges by coin.
 	got := plan(t, conn, d.Rebind(statement(t, "PayoutSearchByRecipient")), 1, "", 3, "", 7, 50)
