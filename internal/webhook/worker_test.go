@@ -371,13 +371,20 @@ func TestWorkerGivesUpAndDisablesAFailingEndpoint(t *testing.T) {
 			}
 			// Three days after the first failure, one more failed attempt.
 			s.clock.Advance(start.Add(72*time.Hour + time.Second).Sub(s.clock.Now()))
-			if _, err := s.svc.SendTest(t.Context(), s.f.ID, s.endpoint.ID); err != nil {
+			second, err := s.svc.SendTest(t.Context(), s.f.ID, s.endpoint.ID)
+			if err != nil {
 				t.Fatal(err)
 			}
 			s.run(t)
 			e, err = s.svc.Get(t.Context(), s.f.ID, s.endpoint.ID)
 			if err != nil || e.Enabled || e.DisabledReason != webhook.DisabledFailing {
 				t.Fatalf("endpoint failing for 3 days: %+v, %v; want disabled for failing", e, err)
+			}
+			// The attempt that disabled it is recorded first, then its
+			// delivery parked with the endpoint's others (D52): no claim
+			// reads it until the endpoint is enabled again.
+			if d, _ := s.attempts(t, second); d.State != store.DeliveryPending || !d.NextAttemptAt.After(s.clock.Now().AddDate(1000, 0, 0)) {
+				t.Errorf("the disabling attempt's delivery: %+v; want pending, parked past any claim's time", d)
 			}
 			// The owner's email went into the outbox with the disabling.
 			inbox := &mailbox{}
@@ -409,7 +416,8 @@ func TestWorkerGivesUpAndDisablesAFailingEndpoint(t *testing.T) {
 				t.Fatalf("ResendFailed = %d, %v; want the 1 failed delivery", n, err)
 			}
 			s.run(t)
-			// The other, still on its schedule, goes at its next attempt.
+			// The other, parked while the endpoint was disabled, was due
+			// when it was enabled again.
 			s.clock.Advance(10 * time.Second)
 			s.run(t)
 			for _, d := range mustList(t, s) {
