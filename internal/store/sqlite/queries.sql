@@ -330,35 +330,106 @@ SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM (
   SELECT q.amount FROM pblocks b CROSS JOIN payouts q
   WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND ($3 = '' OR q.coin = $3) AND q.created_at >= $2);
 
--- name: StatsDaily
-WITH RECURSIVE {{FaucetPayoutBlocks}}
-SELECT created_at / 86400000000, coin, COUNT(*), CAST(SUM(amount) AS BIGINT), COUNT(DISTINCT recipient_id) FROM (
-  SELECT c.created_at, c.coin, p.amount, p.recipient_id FROM payouts_by_faucet c CROSS JOIN payouts p
-  WHERE c.faucet_id = $1 AND c.coin IN (SELECT symbol FROM coins) AND c.created_at >= $2 AND p.id = c.payout_id
+-- The statistics (D73): the kept sums (migration 0032) of every payout
+-- below the mark stats_mark.folded, and the faucet's payouts from the mark
+-- on, read block by block from the mark's block in payouts_block_faucet
+-- (sblocks, as pblocks reads D72's recent level), whose ids are not below
+-- the mark. The folder moves the mark and the sums in one transaction, so
+-- each payout is counted once, whatever it has done.
+-- name: StatsPayoutBlocks
+sblocks (n) AS (
+  SELECT folded >> 8 FROM stats_mark
   UNION ALL
-  SELECT q.created_at, q.coin, q.amount, q.recipient_id FROM pblocks b CROSS JOIN payouts q
-  WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.created_at >= $2)
-GROUP BY created_at / 86400000000, coin ORDER BY 1 DESC, 2;
+  SELECT n + 1 FROM sblocks WHERE n < (SELECT COALESCE(MAX(id), 0) >> 8 FROM payouts)
+)
 
--- name: StatsUsers
-WITH RECURSIVE {{FaucetPayoutBlocks}}
-SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
-  SELECT recipient_id, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total, MAX(created_at) AS last_at FROM (
-    SELECT p.recipient_id, p.amount, p.created_at FROM payouts_by_faucet c CROSS JOIN payouts p
-    WHERE c.faucet_id = $1 AND c.coin = $2 AND p.id = c.payout_id
+-- The days from the first midnight at or after since ($2) are the kept
+-- days' sums and the payouts not yet folded, whose recipients count for a
+-- day only if the day's kept recipients do not hold them. The part of a
+-- day before that midnight (since is not a midnight) is summed from the
+-- faucet's payouts of that part of a day, in D72's two levels.
+-- name: StatsDaily
+WITH RECURSIVE {{FaucetPayoutBlocks}}, {{StatsPayoutBlocks}},
+edge (at) AS (SELECT ($2 + 86399999999) / 86400000000 * 86400000000)
+SELECT day, coin, SUM(n), CAST(SUM(total) AS BIGINT), SUM(recipients) FROM (
+  SELECT day, coin, payouts AS n, amount AS total, recipients FROM stats_days
+  WHERE faucet_id = $1 AND day >= (SELECT at FROM edge) / 86400000000
+  UNION ALL
+  SELECT r.day, r.coin, COUNT(*), SUM(r.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
+      SELECT 1 FROM stats_day_users k WHERE k.faucet_id = $1 AND k.day = r.day AND k.coin = r.coin AND k.recipient_id = r.recipient_id)
+    THEN r.recipient_id END)
+  FROM (
+    SELECT q.created_at / 86400000000 AS day, q.coin, q.amount, q.recipient_id FROM sblocks b CROSS JOIN payouts q
+    WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.id >= (SELECT folded FROM stats_mark)
+      AND q.created_at >= (SELECT at FROM edge)) r
+  GROUP BY r.day, r.coin
+  UNION ALL
+  SELECT created_at / 86400000000, coin, COUNT(*), SUM(amount), COUNT(DISTINCT recipient_id) FROM (
+    SELECT c.created_at, c.coin, p.amount, p.recipient_id FROM payouts_by_faucet c CROSS JOIN payouts p
+    WHERE c.faucet_id = $1 AND c.coin IN (SELECT symbol FROM coins) AND c.created_at >= $2
+      AND c.created_at < (SELECT at FROM edge) AND p.id = c.payout_id
     UNION ALL
-    SELECT q.recipient_id, q.amount, q.created_at FROM pblocks b CROSS JOIN payouts q
-    WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2)
+    SELECT q.created_at, q.coin, q.amount, q.recipient_id FROM pblocks b CROSS JOIN payouts q
+    WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.created_at >= $2 AND q.created_at < (SELECT at FROM edge))
+  GROUP BY 1, 2)
+GROUP BY day, coin ORDER BY 1 DESC, 2;
+
+-- A page of recipients sums the faucet's kept sums of the coin, a row a
+-- recipient, and its payouts not yet folded.
+-- name: StatsUsers
+WITH RECURSIVE {{StatsPayoutBlocks}}
+SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
+  SELECT recipient_id, SUM(n) AS n, CAST(SUM(total) AS BIGINT) AS total, MAX(last_at) AS last_at FROM (
+    SELECT recipient_id, payouts AS n, amount AS total, last_at FROM stats_users WHERE faucet_id = $1 AND coin = $2
+    UNION ALL
+    SELECT q.recipient_id, 1, q.amount, q.created_at FROM sblocks b CROSS JOIN payouts q
+    WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2 AND q.id >= (SELECT folded FROM stats_mark))
   GROUP BY recipient_id
 ) s JOIN users u ON u.id = s.recipient_id
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 
 -- name: StatsUsersCount
-WITH RECURSIVE {{FaucetPayoutBlocks}}
-SELECT COUNT(DISTINCT recipient_id) FROM (
-  SELECT p.recipient_id FROM payouts_by_faucet c CROSS JOIN payouts p WHERE c.faucet_id = $1 AND c.coin = $2 AND p.id = c.payout_id
-  UNION ALL
-  SELECT q.recipient_id FROM pblocks b CROSS JOIN payouts q WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2);
+WITH RECURSIVE {{StatsPayoutBlocks}}
+SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
+  SELECT COUNT(DISTINCT q.recipient_id) FROM sblocks b CROSS JOIN payouts q
+  WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2 AND q.id >= (SELECT folded FROM stats_mark)
+    AND NOT EXISTS (SELECT 1 FROM stats_users k WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = q.recipient_id));
+
+-- The fold (StatsFold): the payouts of every faucet from the mark up to
+-- the id $1 (not included), read by id, added to the kept sums; then the
+-- mark moved to $1 or past the last payout, whichever is first. The days'
+-- sums count a recipient only if the day's recipients do not hold them
+-- yet, so they are added before the recipients.
+-- name: StatsFoldRange
+SELECT folded, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts) FROM stats_mark;
+
+-- name: StatsFoldDays
+INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients)
+SELECT p.faucet_id, p.created_at / 86400000000, p.coin, COUNT(*), SUM(p.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
+    SELECT 1 FROM stats_day_users k WHERE k.faucet_id = p.faucet_id AND k.day = p.created_at / 86400000000
+      AND k.coin = p.coin AND k.recipient_id = p.recipient_id)
+  THEN p.recipient_id END)
+FROM payouts p WHERE p.id >= (SELECT folded FROM stats_mark) AND p.id < $1
+GROUP BY p.faucet_id, p.created_at / 86400000000, p.coin
+ON CONFLICT (faucet_id, day, coin) DO UPDATE SET payouts = payouts + excluded.payouts,
+  amount = amount + excluded.amount, recipients = recipients + excluded.recipients;
+
+-- name: StatsFoldDayUsers
+INSERT OR IGNORE INTO stats_day_users (faucet_id, day, coin, recipient_id)
+SELECT faucet_id, created_at / 86400000000, coin, recipient_id FROM payouts
+WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
+ORDER BY 1, 2, 3, 4;
+
+-- name: StatsFoldUsers
+INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at)
+SELECT faucet_id, coin, recipient_id, COUNT(*), SUM(amount), MAX(created_at) FROM payouts
+WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
+GROUP BY faucet_id, coin, recipient_id
+ON CONFLICT (faucet_id, coin, recipient_id) DO UPDATE SET payouts = payouts + excluded.payouts,
+  amount = amount + excluded.amount, last_at = MAX(last_at, excluded.last_at);
+
+-- name: StatsFoldMark
+UPDATE stats_mark SET folded = MIN($1, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts)) WHERE folded < $1;
 
 -- An account's journal (sqlstore's queries.sql), its payouts read from the
 -- faucet's two levels, each of the copy's found by id for its transfer.

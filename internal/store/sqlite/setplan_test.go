@@ -169,42 +169,6 @@ func TestFaucetReadsSearchTwoLevels(t *testing.T) {
 			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
 			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=?)",
 			"SCAN (subquery-6)"})},
-		"StatsDaily": {[]any{1, 0}, slices.Concat([]string{
-			"CO-ROUTINE (subquery-6)",
-			"COMPOUND QUERY",
-			"LEFT-MOST SUBQUERY",
-			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=? AND created_at>?)",
-			"USING INDEX sqlite_autoindex_coins_1 FOR IN-OPERATOR",
-			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
-			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=?)",
-			"SCAN (subquery-6)",
-			"USE TEMP B-TREE FOR GROUP BY",
-			"USE TEMP B-TREE FOR count(DISTINCT)"})},
-		"StatsUsers": {[]any{1, "BTC", 50, 0}, slices.Concat([]string{
-			"CO-ROUTINE s",
-			"CO-ROUTINE (subquery-5)",
-			"COMPOUND QUERY",
-			"LEFT-MOST SUBQUERY",
-			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=?)",
-			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
-			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=? AND coin=?)",
-			"SCAN (subquery-5)",
-			"USE TEMP B-TREE FOR GROUP BY",
-			"SCAN s",
-			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)",
-			"USE TEMP B-TREE FOR ORDER BY"})},
-		"StatsUsersCount": {[]any{1, "BTC"}, slices.Concat([]string{
-			"CO-ROUTINE (subquery-5)",
-			"COMPOUND QUERY",
-			"LEFT-MOST SUBQUERY",
-			"SEARCH c USING PRIMARY KEY (faucet_id=? AND coin=?)",
-			"SEARCH p USING INTEGER PRIMARY KEY (rowid=?)",
-			"UNION ALL"}, recentBlocks("CO-ROUTINE", "pblocks", "payouts"), []string{
-			"SEARCH q USING INDEX payouts_block_faucet (<expr>=? AND faucet_id=? AND coin=?)",
-			"USE TEMP B-TREE FOR count(DISTINCT)",
-			"SCAN (subquery-5)"})},
 		"TransactionList": {[]any{1, "BTC", 50, 0}, slices.Concat([]string{
 			"MERGE (UNION ALL)",
 			"LEFT",

@@ -34,8 +34,8 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	return open(ctx, path, true)
 }
 
-// open is Open, with the compactor started only if compact: a test steps
-// it itself.
+// open is Open, with the compactor and the statistics folder started
+// only if compact: a test steps them itself.
 func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) {
 	if _, err := EnsurePrivate(path); err != nil {
 		return nil, err
@@ -81,6 +81,7 @@ func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) 
 	}
 	if compact {
 		d.cp = startCompactor(d.wps)
+		d.sf = startStatsFolder(db)
 	}
 	return db, nil
 }
@@ -154,6 +155,7 @@ type driver struct {
 	wps, rps       *prepared
 	ck             *checkpointer // nil until started
 	cp             *compactor    // nil until started
+	sf             *statsFolder  // nil until started
 }
 
 func (d *driver) Name() string           { return "sqlite" }
@@ -164,6 +166,9 @@ func (d *driver) Close() error {
 	var ckErr error
 	if d.cp != nil {
 		d.cp.halt() // before the writer it writes through
+	}
+	if d.sf != nil {
+		d.sf.halt() // likewise
 	}
 	if d.ck != nil {
 		ckErr = d.ck.close()

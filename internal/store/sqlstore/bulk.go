@@ -68,6 +68,11 @@ func (q *querier) PayoutBulkLoad(ctx context.Context, p *store.PayoutBulkLoadPar
 			return err
 		}
 	}
+	// And in the kept statistics (D73), a range of ids at a time: a fold
+	// sorts its range's payouts.
+	if err := q.statsFoldAll(ctx, 1<<16); err != nil {
+		return err
+	}
 	_, err = q.BalanceDebit(ctx, f.AccountID, p.Coin, total)
 	return err
 }

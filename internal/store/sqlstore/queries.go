@@ -95,6 +95,10 @@ type queries struct {
 	ReconcileEventsByFaucet                               stmt `sql:"optional"`
 	PayoutBulkLoadByRecipient, PayoutBulkLoadWatermark    stmt `sql:"optional"`
 	PayoutBulkLoadByFaucet, PayoutBulkLoadFaucetWatermark stmt `sql:"optional"`
+
+	// Where an engine keeps a faucet's statistics as sums (D73): the fold
+	// of the payouts from the mark on into them (StatsFold), in this order.
+	StatsFoldRange, StatsFoldDays, StatsFoldDayUsers, StatsFoldUsers, StatsFoldMark stmt `sql:"optional"`
 }
 
 var (

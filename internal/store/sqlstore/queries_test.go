@@ -64,7 +64,7 @@ func TestStatementBody(t *testing.T) {
 // Only SQLite's defines the fan-out of events (D69): there its statements
 // make the deliveries, on PostgreSQL a trigger does; and the statements
 // of the payouts by recipient in two levels, which only SQLite keeps
-// (D71).
+// (D71), and of the statistics' sums (D73).
 func TestOptionalStatementsByEngine(t *testing.T) {
 	setForms := map[string]bool{"FaucetsLockRows": true, "BalancesLockRows": true, "BalancesDebitRows": true}
 	for file, isSQLite := range map[string]bool{"../sqlite/queries.sql": true, "../postgres/queries.sql": false} {
@@ -80,8 +80,8 @@ func TestOptionalStatementsByEngine(t *testing.T) {
 				t.Errorf("%s: %s defined = %v, want %v", file, s.name, s.sql != "", want)
 			}
 		}
-		if optional != 11 {
-			t.Errorf("%d optional statements, want the 3 set forms, the fan-out and the 7 of the copies (D71, D72)", optional)
+		if optional != 16 {
+			t.Errorf("%d optional statements, want the 3 set forms, the fan-out, the 7 of the copies (D71, D72) and the 5 of the statistics' sums (D73)", optional)
 		}
 	}
 }

@@ -178,6 +178,20 @@ func testPayoutBulkLoad(t *testing.T, st store.Store) {
 	if count != 12 || sum != 12*7 {
 		t.Errorf("loaded payouts: count %d sum %d, want 12 and %d", count, sum, 12*7)
 	}
+	// The statistics count them (on SQLite from the kept sums, into which
+	// the load adds them, D73).
+	users, recipients, err := st.StatsUsers(ctx, &store.PageParams{ID: f.ID, Coin: "BTC", Limit: 10})
+	if err != nil {
+		t.Fatalf("StatsUsers: %v", err)
+	}
+	var sums []string
+	for _, u := range users {
+		sums = append(sums, fmt.Sprintf("%s:%d:%d", u.PayoutUserHash, u.Payouts, u.Amount))
+	}
+	wantSums := []string{r1.PayoutUserHash + ":6:135", r2.PayoutUserHash + ":4:28", r3.PayoutUserHash + ":3:21"}
+	if diff := cmp.Diff(wantSums, sums); diff != "" || recipients != 3 {
+		t.Errorf("StatsUsers after bulk loads: %d recipients, want 3 (-want +got):\n%s", recipients, diff)
+	}
 	list, err := st.PayoutList(ctx, &store.PayoutListParams{FaucetID: f.ID, Limit: 100})
 	if err != nil {
 		t.Fatalf("PayoutList: %v", err)
