@@ -234,6 +234,51 @@ func TestStatisticsReadSums(t *testing.T) {
 	})
 }
 
+// TestStatisticsFoldWhenQuietOrRead: the folder folds when fewer than
+// statsQuiet payouts a second were made since it last looked, or when the
+// statistics were read in the last statsReading, and waits otherwise
+// (D73); a read of the statistics is noted.
+func TestStatisticsFoldWhenQuietOrRead(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		made   int64
+		readAt time.Time
+		want   bool
+	}{
+		{0, time.Time{}, true},
+		{statsQuiet - 1, time.Time{}, true},
+		{statsQuiet, time.Time{}, false},
+		{50_000, time.Time{}, false},
+		{50_000, now.Add(-statsReading + time.Second), true},
+		{50_000, now.Add(-statsReading), false},
+	} {
+		if got := statsFoldDue(c.made, c.readAt, now); got != c.want {
+			t.Errorf("statsFoldDue(%d made, read %v before) = %v, want %v", c.made, now.Sub(c.readAt), got, c.want)
+		}
+	}
+	st, _, _ := openCompacting(t, false)
+	defer st.Close()
+	if !st.StatsReadAt().IsZero() {
+		t.Fatalf("StatsReadAt %v before any read, want zero", st.StatsReadAt())
+	}
+	for name, read := range map[string]func() error{
+		"StatsDaily": func() error { _, err := st.StatsDaily(context.Background(), 1, now); return err },
+		"StatsUsers": func() error {
+			_, _, err := st.StatsUsers(context.Background(), &store.PageParams{ID: 1, Coin: "BTC", Limit: 1})
+			return err
+		},
+	} {
+		before := time.Now()
+		if err := read(); err != nil {
+			t.Fatal(err)
+		}
+		if at := st.StatsReadAt(); at.Before(before) {
+			t.Errorf("StatsReadAt %v after %s at %v", at, name, before)
+		}
+	}
+}
+
 // statsAgree checks every faucet's statistics against its payouts summed
 // directly, reading neither the kept sums nor D72's levels.
 func (fx *byFaucet) statsAgree(t *testing.T, state string) {

@@ -25,6 +25,9 @@ type DB struct {
 	querier
 	drv      Driver
 	observer atomic.Pointer[store.Observer] // store.Observable; nil: none
+	// statsRead is when the statistics were last read, in Unix
+	// nanoseconds (StatsReadAt); 0: never.
+	statsRead atomic.Int64
 }
 
 var _ store.Store = (*DB)(nil)
