@@ -211,7 +211,7 @@ func newFaultFixture(t *testing.T, db *faultDB) *faultFixture {
 		if _, err := a.Ledger.Deposit(ctx, fx.faucet, "BTC", fx.deposit); err != nil {
 			t.Fatal(err)
 		}
-		if _, fx.v2Key, err = a.Keys.Mint(ctx, key.MintParams{FaucetID: fx.faucet.ID, Scopes: []drip.Scope{drip.ScopeSend}}); err != nil {
+		if _, fx.v2Key, err = a.Keys.Mint(ctx, key.MintParams{FaucetID: fx.faucet.ID, Scopes: []drip.Scope{drip.ScopeSend, drip.ScopeRead}}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -458,6 +458,11 @@ type sendLoad struct {
 	last    time.Time // when the latest of them was sent
 	began   time.Time
 	took    time.Duration
+
+	// The owner watching the statistics while the load runs (watch):
+	// its reads by answer, and the answers no fault explains.
+	statsReads tally
+	statsWrong []string
 }
 
 func startSendLoad(t *testing.T, base string, db *faultDB, fx *faultFixture, clients int) *sendLoad {
@@ -469,6 +474,7 @@ func startSendLoad(t *testing.T, base string, db *faultDB, fx *faultFixture, cli
 	for c := range clients {
 		l.wg.Go(func() { l.run(ctx, c) })
 	}
+	l.wg.Go(func() { l.watch(ctx) })
 	t.Cleanup(func() { l.stop() })
 	return l
 }
@@ -535,6 +541,41 @@ func (l *sendLoad) run(ctx context.Context, client int) {
 		l.mu.Lock()
 		l.sends = append(l.sends, s)
 		l.mu.Unlock()
+	}
+}
+
+// watch reads the faucet's statistics every statsEvery, as an owner
+// watching them during the load would, which keeps SQLite's folder adding
+// payouts to its sums under the load (D73), so that the faults strike it
+// too. An answer is 200, or 503 during an outage (D58), or lost with its
+// connection; any other is recorded.
+func (l *sendLoad) watch(ctx context.Context) {
+	const statsEvery = 200 * time.Millisecond
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.base+"/api/v2/stats/users?coin=BTC&page=1", nil)
+		req.Header.Set("Authorization", "Bearer "+l.fx.v2Key)
+		answer := "transport error"
+		resp, err := l.client.Do(req)
+		if err == nil {
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answer = fmt.Sprintf("HTTP %d", resp.StatusCode)
+			if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
+				l.mu.Lock()
+				l.statsWrong = append(l.statsWrong, fmt.Sprintf("HTTP %d %s", resp.StatusCode, bytes.TrimSpace(raw)))
+				l.mu.Unlock()
+			}
+		}
+		if ctx.Err() != nil {
+			return // the load's end, not an answer
+		}
+		l.mu.Lock()
+		l.statsReads.add(answer, 1)
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(statsEvery):
+		}
 	}
 }
 

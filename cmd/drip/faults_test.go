@@ -642,6 +642,38 @@ func (r *faultRun) checkPromises(sends []*faultSend) string {
 		}
 		check("no negative balance; the faucet's = deposit - payouts; each recipient's = their payouts", balances)
 
+		// D73: the statistics say what the payouts say, however much of
+		// them the folder had added to its sums when the faults struck.
+		paidCount := map[int64]int64{}
+		for _, p := range payouts {
+			paidCount[p.RecipientID]++
+		}
+		stats, total, err := st.StatsUsers(ctx, &store.PageParams{ID: r.fx.faucet.ID, Coin: "BTC", Limit: len(r.fx.recipients) + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, s := range stats {
+			got[s.PayoutUserHash] = fmt.Sprintf("%d payouts of %d in all", s.Payouts, s.Amount)
+		}
+		var statsWrong []string
+		for _, u := range r.fx.recipients {
+			want := fmt.Sprintf("%d payouts of %d in all", paidCount[u.ID], paidTo[u.ID])
+			if paidCount[u.ID] == 0 {
+				want = ""
+			}
+			if got[u.PayoutUserHash] != want {
+				statsWrong = append(statsWrong, fmt.Sprintf("%s's statistics: %q, want %q", u.Username, got[u.PayoutUserHash], want))
+			}
+		}
+		if total != int64(len(paidCount)) {
+			statsWrong = append(statsWrong, fmt.Sprintf("%d recipients in the statistics, want %d", total, len(paidCount)))
+		}
+		check("the statistics = the payouts, by recipient", statsWrong)
+		r.load.mu.Lock()
+		check(fmt.Sprintf("each read of the statistics during the load answered 200 or 503, or lost with its connection (%s)", r.load.statsReads.String()), r.load.statsWrong)
+		r.load.mu.Unlock()
+
 		// D3, through the ledger.
 		a, err := app.New(ctx, st, app.Options{})
 		if err != nil {
