@@ -396,10 +396,10 @@ SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
     AND NOT EXISTS (SELECT 1 FROM stats_users k WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = q.recipient_id));
 
 -- The fold (StatsFold): the payouts of every faucet from the mark up to
--- the id $1 (not included), read by id, added to the kept sums; then the
--- mark moved to $1 or past the last payout, whichever is first. The days'
--- sums count a recipient only if the day's recipients do not hold them
--- yet, so they are added before the recipients.
+-- the id $1 (not included, at most the next payout's), read by id, added
+-- to the kept sums; then the mark moved to $1. The days' sums count a
+-- recipient only if the day's recipients do not hold them yet, so they
+-- are added before the recipients.
 -- name: StatsFoldRange
 SELECT folded, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts) FROM stats_mark;
 
@@ -429,7 +429,7 @@ ON CONFLICT (faucet_id, coin, recipient_id) DO UPDATE SET payouts = payouts + ex
   amount = amount + excluded.amount, last_at = MAX(last_at, excluded.last_at);
 
 -- name: StatsFoldMark
-UPDATE stats_mark SET folded = MIN($1, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts)) WHERE folded < $1;
+UPDATE stats_mark SET folded = $1;
 
 -- An account's journal (sqlstore's queries.sql), its payouts read from the
 -- faucet's two levels, each of the copy's found by id for its transfer.
