@@ -67,7 +67,9 @@ func TestMigrationsAgree(t *testing.T) {
 // a faucet's payouts by recipient in two levels, with their watermark
 // (D71, its migration 0027), and a faucet's payouts and events in two
 // levels, with theirs (D72, its migration 0029); PostgreSQL keeps each in
-// one index. Each is checked to be there, so this list cannot outlive the
+// one index. SQLite keeps a faucet's statistics as sums, with their mark
+// (D73, its migration 0032); PostgreSQL sums the payouts at each read.
+// Each is checked to be there, so this list cannot outlive the
 // difference.
 var (
 	sqliteOwn = schema{
@@ -77,6 +79,10 @@ var (
 			"faucet_blocks":        {"events_done", "id", "payouts_done"},
 			"payouts_by_faucet":    {"coin", "created_at", "faucet_id", "payout_id"},
 			"events_by_faucet":     {"faucet_id", "seq"},
+			"stats_users":          {"amount", "coin", "faucet_id", "last_at", "payouts", "recipient_id"},
+			"stats_days":           {"amount", "coin", "day", "faucet_id", "payouts", "recipients"},
+			"stats_day_users":      {"coin", "day", "faucet_id", "recipient_id"},
+			"stats_mark":           {"folded", "id"},
 		},
 		Indexes: map[string]string{
 			"payouts_block_recipient": "payouts(<expr>, recipient_id, faucet_id, created_at)",
