@@ -71,7 +71,7 @@ func dailyChart(coin string, days []record.Day, from, to string) (*barChart, err
 	n := int(last.Sub(first).Hours()/24) + 1
 	c := &barChart{
 		ID: "chart-" + coin, Title: fmt.Sprintf("%s paid per day, %s to %s", coin, from, to),
-		Summary: fmt.Sprintf("%d payouts, %s %s in %d days.", count, drip.FormatCoinsFixed(total), coin, n),
+		Summary: fmt.Sprintf("%s, %s %s in %d days.", payoutCount(count), drip.FormatCoinsFixed(total), coin, n),
 		Width:   chartWidth, Height: chartHeight, Baseline: chartBottom, Left: chartLeft, Right: chartRight,
 		MaxLabel: drip.FormatCoinsFixed(top) + " " + coin, FirstDay: from, LastDay: to, LabelY: chartHeight - 4,
 	}
@@ -86,10 +86,18 @@ func dailyChart(coin string, days []record.Day, from, to string) (*barChart, err
 			// figures in the title and the table are exact.
 			b.H = float64(chartBottom-chartTop) * float64(d.Amount) / float64(top)
 			b.H = max(b.H, 1) // a day with payouts always shows
-			b.Title = fmt.Sprintf("%s: %d payouts, %s %s", date, d.Payouts, drip.FormatCoinsFixed(d.Amount), coin)
+			b.Title = fmt.Sprintf("%s: %s, %s %s", date, payoutCount(d.Payouts), drip.FormatCoinsFixed(d.Amount), coin)
 		}
 		b.Y = chartBottom - b.H
 		c.Bars = append(c.Bars, b)
 	}
 	return c, nil
+}
+
+// payoutCount is n payouts in words: "1 payout", "2 payouts".
+func payoutCount(n int64) string {
+	if n == 1 {
+		return "1 payout"
+	}
+	return fmt.Sprintf("%d payouts", n)
 }

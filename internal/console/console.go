@@ -200,6 +200,8 @@ var funcs = template.FuncMap{
 	"event": func(kind string) string { return strings.ReplaceAll(kind, "_", " ") },
 	// hasPrefix tells a login for a checkout (next) from any other.
 	"hasPrefix": strings.HasPrefix,
+	// payouts is a count of payouts in words: "1 payout", "2 payouts".
+	"payouts": payoutCount,
 }
 
 func isLoopback(host string) bool {

@@ -474,7 +474,7 @@ func TestManageOverviewChart(t *testing.T) {
 	manageContains(t, "overview", p,
 		`role="img" aria-labelledby="chart-BTC-title chart-BTC-desc"`,
 		"<title>2026-03-14: 2 payouts, 0.00003000 BTC</title>",
-		"<title>2026-03-12: 1 payouts, 0.00000500 BTC</title>",
+		"<title>2026-03-12: 1 payout, 0.00000500 BTC</title>",
 		"<title>2026-03-13: no payouts</title>",
 		"3 payouts, 0.00003500 BTC in 30 days.",
 		"0.09996500", // the balance left
