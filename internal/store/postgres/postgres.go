@@ -79,6 +79,7 @@ func OpenTimeouts(ctx context.Context, url string, t Timeouts) (*sqlstore.DB, er
 		pool.Close()
 		return nil, fmt.Errorf("postgres: migrate: %w", err)
 	}
+	db.StartStatsFolder() // D73
 	return db, nil
 }
 

@@ -36,3 +36,15 @@ UPDATE balances SET amount = balances.amount - d.amount, debits = balances.debit
 FROM (SELECT r.amount, b.ctid AS at FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS r(account_id, coin, amount)
       CROSS JOIN LATERAL (SELECT ctid FROM balances WHERE account_id = r.account_id AND coin = r.coin OFFSET 0) AS b) AS d
 WHERE balances.ctid = d.at AND balances.amount >= d.amount;
+
+-- The statistics' horizon (D73, sqlstore's StatsFold).
+-- A new horizon, in a transaction of its own: the next id, read first,
+-- then the xid this transaction takes in the update, after the read. A
+-- payout's transaction holds an xid before it takes an id (PayoutsOpen
+-- locks first), so each transaction that took an id below next_id has an
+-- xid below this one.
+-- name: StatsHorizonNext
+SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('payouts', 'id')::regclass), 0) + 1;
+
+-- name: StatsHorizonSet
+UPDATE stats_horizon SET next_id = $1, xid = pg_current_xact_id() WHERE next_id < $1;

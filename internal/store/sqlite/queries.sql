@@ -400,7 +400,12 @@ SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
 -- to the kept sums; then the mark moved to $1. The days' sums count a
 -- recipient only if the day's recipients do not hold them yet, so they
 -- are added before the recipients.
+-- The mark, the id the next payout takes, and the horizon settled:
+-- with one writer, every id below the next is committed.
 -- name: StatsFoldRange
+SELECT folded, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts), 1 FROM stats_mark;
+
+-- name: StatsPending
 SELECT folded, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts) FROM stats_mark;
 
 -- name: StatsFoldDays

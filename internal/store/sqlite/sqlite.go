@@ -81,7 +81,7 @@ func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) 
 	}
 	if compact {
 		d.cp = startCompactor(d.wps)
-		d.sf = startStatsFolder(db)
+		db.StartStatsFolder()
 	}
 	return db, nil
 }
@@ -155,7 +155,6 @@ type driver struct {
 	wps, rps       *prepared
 	ck             *checkpointer // nil until started
 	cp             *compactor    // nil until started
-	sf             *statsFolder  // nil until started
 }
 
 func (d *driver) Name() string           { return "sqlite" }
@@ -166,9 +165,6 @@ func (d *driver) Close() error {
 	var ckErr error
 	if d.cp != nil {
 		d.cp.halt() // before the writer it writes through
-	}
-	if d.sf != nil {
-		d.sf.halt() // likewise
 	}
 	if d.ck != nil {
 		ckErr = d.ck.close()

@@ -48,6 +48,8 @@ type queries struct {
 	IdempotencyGetMany                                                              stmt
 	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
 	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt
+	StatsFoldRange, StatsFoldDays, StatsFoldDayUsers, StatsFoldUsers, StatsFoldMark stmt // D73
+	StatsPending                                                                    stmt // D73
 	NotificationInsert, NotificationsInsertRows, NotificationListByFaucet           stmt
 	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog     stmt
 	ListingCostList, ListingCostSet, ListingCostDelete                              stmt
@@ -96,9 +98,9 @@ type queries struct {
 	PayoutBulkLoadByRecipient, PayoutBulkLoadWatermark    stmt `sql:"optional"`
 	PayoutBulkLoadByFaucet, PayoutBulkLoadFaucetWatermark stmt `sql:"optional"`
 
-	// Where an engine keeps a faucet's statistics as sums (D73): the fold
-	// of the payouts from the mark on into them (StatsFold), in this order.
-	StatsFoldRange, StatsFoldDays, StatsFoldDayUsers, StatsFoldUsers, StatsFoldMark stmt `sql:"optional"`
+	// Where payout ids commit out of order (PostgreSQL), the horizon below
+	// which the statistics' fold may go (D73).
+	StatsHorizonNext, StatsHorizonSet stmt `sql:"optional"`
 }
 
 var (

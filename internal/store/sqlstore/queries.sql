@@ -409,25 +409,94 @@ UPDATE key_spend SET micros = micros + $3 WHERE key_id = $1 AND day = $2 AND mic
 -- Statistics. Days are UTC: created_at is Unix microseconds.
 
 -- name: StatsDaily
--- One range of payouts_faucet_coin_time per coin (D68).
-SELECT d.day, c.symbol, d.n, d.total, d.recipients
-FROM coins c CROSS JOIN LATERAL (
-  SELECT created_at / 86400000000 AS day, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total,
-    COUNT(DISTINCT recipient_id) AS recipients
-  FROM payouts WHERE faucet_id = $1 AND coin = c.symbol AND created_at >= $2
-  GROUP BY created_at / 86400000000
-) AS d
-ORDER BY 1 DESC, 2;
+-- The statistics (D73): the kept sums of every payout below the mark
+-- stats_mark.folded, and the faucet's payouts from the mark on, read from
+-- the payouts' key (faucet_id + 0 keeps the planner off the faucet's
+-- indexes, which would read its whole history to find them). The days
+-- from the first midnight at or after since come from those; the part of
+-- a day before it (since is not a midnight) from the faucet's payouts of
+-- that part of a day, one range of payouts_faucet_coin_time per coin
+-- (D68). A payout not folded yet counts its recipient for its day only if
+-- the day's kept recipients do not hold them.
+WITH edge AS (SELECT (CAST($2 AS BIGINT) + 86399999999) / 86400000000 * 86400000000 AS at),
+pending AS (
+  SELECT created_at / 86400000000 AS day, coin, amount, recipient_id FROM payouts
+  WHERE id >= (SELECT folded FROM stats_mark) AND faucet_id + 0 = $1 AND created_at >= (SELECT at FROM edge))
+SELECT day, coin, CAST(SUM(n) AS BIGINT), CAST(SUM(total) AS BIGINT), CAST(SUM(recipients) AS BIGINT) FROM (
+  SELECT day, coin, payouts AS n, amount AS total, recipients FROM stats_days
+  WHERE faucet_id = $1 AND day >= (SELECT at FROM edge) / 86400000000
+  UNION ALL
+  SELECT r.day, r.coin, COUNT(*), SUM(r.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
+      SELECT 1 FROM stats_day_users k WHERE k.faucet_id = $1 AND k.day = r.day AND k.coin = r.coin AND k.recipient_id = r.recipient_id)
+    THEN r.recipient_id END)
+  FROM pending r GROUP BY r.day, r.coin
+  UNION ALL
+  SELECT d.day, c.symbol, d.n, d.total, d.recipients FROM coins c CROSS JOIN LATERAL (
+    SELECT created_at / 86400000000 AS day, COUNT(*) AS n, SUM(amount) AS total, COUNT(DISTINCT recipient_id) AS recipients
+    FROM payouts WHERE faucet_id = $1 AND coin = c.symbol AND created_at >= $2 AND created_at < (SELECT at FROM edge)
+    GROUP BY created_at / 86400000000) AS d
+) AS a
+GROUP BY day, coin ORDER BY 1 DESC, 2;
 
 -- name: StatsUsers
 SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
-  SELECT recipient_id, COUNT(*) AS n, CAST(SUM(amount) AS BIGINT) AS total, MAX(created_at) AS last_at
-  FROM payouts WHERE faucet_id = $1 AND coin = $2 GROUP BY recipient_id
+  SELECT recipient_id, CAST(SUM(n) AS BIGINT) AS n, CAST(SUM(total) AS BIGINT) AS total, MAX(last_at) AS last_at FROM (
+    SELECT recipient_id, payouts AS n, amount AS total, last_at FROM stats_users WHERE faucet_id = $1 AND coin = $2
+    UNION ALL
+    SELECT recipient_id, 1, amount, created_at FROM payouts
+    WHERE id >= (SELECT folded FROM stats_mark) AND faucet_id + 0 = $1 AND coin = $2) AS r
+  GROUP BY recipient_id
 ) s JOIN users u ON u.id = s.recipient_id
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 
 -- name: StatsUsersCount
-SELECT COUNT(DISTINCT recipient_id) FROM payouts WHERE faucet_id = $1 AND coin = $2;
+SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
+  SELECT COUNT(DISTINCT p.recipient_id) FROM payouts p
+  WHERE p.id >= (SELECT folded FROM stats_mark) AND p.faucet_id + 0 = $1 AND p.coin = $2
+    AND NOT EXISTS (SELECT 1 FROM stats_users k WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = p.recipient_id));
+
+-- The fold (StatsFold, D73): the mark, the horizon's next id and whether
+-- the horizon is settled (no transaction below its xid runs), the mark
+-- locked so that two nodes' folders take turns; then the payouts of every
+-- faucet from the mark up to the id $1 (not included, at most the
+-- horizon's), read by id, added to the kept sums, and the mark moved to
+-- $1. The days' sums count a recipient only if the day's recipients do
+-- not hold them yet, so they are added before the recipients.
+-- name: StatsFoldRange
+SELECT m.folded, h.next_id, pg_snapshot_xmin(pg_current_snapshot()) > h.xid
+FROM stats_mark m CROSS JOIN stats_horizon h FOR UPDATE OF m;
+
+-- name: StatsFoldDays
+INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients)
+SELECT p.faucet_id, p.created_at / 86400000000, p.coin, COUNT(*), SUM(p.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
+    SELECT 1 FROM stats_day_users k WHERE k.faucet_id = p.faucet_id AND k.day = p.created_at / 86400000000
+      AND k.coin = p.coin AND k.recipient_id = p.recipient_id)
+  THEN p.recipient_id END)
+FROM payouts p WHERE p.id >= (SELECT folded FROM stats_mark) AND p.id < $1
+GROUP BY p.faucet_id, p.created_at / 86400000000, p.coin
+ON CONFLICT (faucet_id, day, coin) DO UPDATE SET payouts = stats_days.payouts + excluded.payouts,
+  amount = stats_days.amount + excluded.amount, recipients = stats_days.recipients + excluded.recipients;
+
+-- name: StatsFoldDayUsers
+INSERT INTO stats_day_users (faucet_id, day, coin, recipient_id)
+SELECT DISTINCT faucet_id, created_at / 86400000000, coin, recipient_id FROM payouts
+WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
+ON CONFLICT DO NOTHING;
+
+-- name: StatsFoldUsers
+INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at)
+SELECT faucet_id, coin, recipient_id, COUNT(*), SUM(amount), MAX(created_at) FROM payouts
+WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
+GROUP BY faucet_id, coin, recipient_id
+ON CONFLICT (faucet_id, coin, recipient_id) DO UPDATE SET payouts = stats_users.payouts + excluded.payouts,
+  amount = stats_users.amount + excluded.amount, last_at = GREATEST(stats_users.last_at, excluded.last_at);
+
+-- name: StatsFoldMark
+UPDATE stats_mark SET folded = $1;
+
+-- What the folder looks at: the mark, and the id the next payout takes.
+-- name: StatsPending
+SELECT folded, COALESCE(pg_sequence_last_value(pg_get_serial_sequence('payouts', 'id')::regclass), 0) + 1 FROM stats_mark;
 
 -- An account's journal in one coin, newest first: by time, then by
 -- transfer id. The journal's two indexes hold every transfer but payouts

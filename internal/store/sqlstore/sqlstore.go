@@ -28,6 +28,7 @@ type DB struct {
 	// statsRead is when the statistics were last read, in Unix
 	// nanoseconds (StatsReadAt); 0: never.
 	statsRead atomic.Int64
+	folder    *statsFolder // nil until StartStatsFolder
 }
 
 var _ store.Store = (*DB)(nil)
@@ -55,7 +56,14 @@ func (db *DB) Statements() []string {
 }
 
 func (db *DB) Engine() string { return db.drv.Name() }
-func (db *DB) Close() error   { return db.drv.Close() }
+
+// Close stops the statistics' folder, then closes the engine.
+func (db *DB) Close() error {
+	if db.folder != nil {
+		db.folder.halt()
+	}
+	return db.drv.Close()
+}
 
 // Observe implements store.Observable.
 func (db *DB) Observe(o store.Observer) {

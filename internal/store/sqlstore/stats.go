@@ -2,16 +2,52 @@ package sqlstore
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/dripfaucet/drip/internal/drip"
 	"github.com/dripfaucet/drip/internal/store"
 )
 
-// An engine may keep a faucet's statistics as sums (D73, SQLite): the
-// sums of every payout below a mark, which its statistics reads add to
-// the payouts from the mark on. StatsFold moves the mark; the engine's
-// folder decides when, from StatsPending and StatsReadAt.
+// A faucet's statistics are kept as sums (D73): the sums of every payout
+// whose id is below a mark, which the statistics reads add to the payouts
+// from the mark on, so they are exact whatever the folder has done. The
+// folder (StartStatsFolder) adds the payouts from the mark on to the sums,
+// a range of ids a transaction (StatsFold).
+//
+// The mark may only pass ids that are settled. On SQLite, with one
+// writer, every id below the next is committed. On PostgreSQL ids come
+// from a sequence and commit in another order, so the mark stops at a
+// horizon: an id every id below which was taken by a transaction older
+// than the horizon's own, which StatsFold sets once the mark reaches the
+// last one and uses once those transactions have all ended
+// (StatsHorizonNext, StatsHorizonSet).
+//
+// Folding costs the writer about 6 µs a payout (a sum written a
+// recipient a range: BENCHMARKS.md, round twenty-nine), which a faucet
+// paying at full speed would feel. So the folder folds when the writer
+// has time to spare, fewer than statsQuiet payouts made in the last
+// second, or when this process has read the statistics in the last
+// statsReading, and then for at most statsTurn of each second. Under a
+// sustained peak with no one reading them, the sums wait for the peak to
+// end; a read meanwhile sums the payouts since the mark itself, and
+// starts the folder.
+
+const (
+	// statsFoldRange is how many payout ids a fold's transaction adds:
+	// about 6 ms of SQLite's writer.
+	statsFoldRange = 1024
+	// statsFoldEvery is how often the folder looks.
+	statsFoldEvery = time.Second
+	// statsQuiet is the payouts a second under which the folder takes
+	// the writer to have time to spare.
+	statsQuiet = 1000
+	// statsReading is how long after a read of the statistics the folder
+	// keeps the sums current whatever the payouts.
+	statsReading = 10 * time.Minute
+	// statsTurn is the most a look folds for, a tenth of the writer's time.
+	statsTurn = 100 * time.Millisecond
+)
 
 // StatsDaily is querier.StatsDaily, noting when the statistics were read.
 func (db *DB) StatsDaily(ctx context.Context, faucetID int64, since time.Time) ([]drip.DailyStat, error) {
@@ -35,42 +71,48 @@ func (db *DB) StatsReadAt() time.Time {
 }
 
 // StatsPending reads the mark and the id the next payout will take: the
-// payouts [from, end) are not in the sums yet. On an engine that keeps no
-// sums both are 0.
+// payouts [from, end) are not in the sums yet.
 func (db *DB) StatsPending(ctx context.Context) (from, end int64, err error) {
-	if db.q.StatsFoldRange.sql == "" {
-		return 0, 0, nil
-	}
-	err = db.scanRow(ctx, db.q.StatsFoldRange, nil, &from, &end)
+	err = db.scanRow(ctx, db.q.StatsPending, nil, &from, &end)
 	return from, end, err
 }
 
-// StatsFold adds to the kept statistics the payouts from the mark on, at
-// most n ids of them, in one transaction, and reports whether payouts
-// remain after them. On an engine that keeps no sums it does nothing.
+// StatsFold adds to the sums the payouts from the mark on, at most n ids
+// of them, in one transaction, and reports whether settled payouts remain
+// after them. Where the mark stops at a horizon, a fold that reaches it
+// sets the next one, in a transaction of its own.
 func (db *DB) StatsFold(ctx context.Context, n int64) (behind bool, err error) {
-	if db.q.StatsFoldRange.sql == "" {
-		return false, nil
-	}
+	var reached bool
 	err = db.transactOnce(ctx, func(tx store.Tx) error {
 		var err error
-		behind, err = tx.(*querier).statsFold(ctx, n)
+		behind, reached, err = tx.(*querier).statsFold(ctx, n)
 		return err
 	})
-	return behind, err
+	if err != nil || !reached || db.q.StatsHorizonSet.sql == "" {
+		return behind, err
+	}
+	return false, db.transactOnce(ctx, func(tx store.Tx) error {
+		q := tx.(*querier)
+		var next int64
+		if err := q.scanRow(ctx, q.q.StatsHorizonNext, nil, &next); err != nil {
+			return err
+		}
+		_, err := q.exec(ctx, q.q.StatsHorizonSet, next)
+		return err
+	})
 }
 
-// statsFold folds the payouts from the mark up to n ids further, or to
-// the last payout, and reports whether payouts remain after them. It runs
-// in a write transaction, in which every payout below the next id is
-// committed.
-func (q *querier) statsFold(ctx context.Context, n int64) (behind bool, err error) {
+// statsFold folds the settled payouts from the mark, up to n ids further,
+// and reports whether settled payouts remain after them and whether it
+// reached the horizon.
+func (q *querier) statsFold(ctx context.Context, n int64) (behind, reached bool, err error) {
 	var from, end int64
-	if err := q.scanRow(ctx, q.q.StatsFoldRange, nil, &from, &end); err != nil {
-		return false, err
+	var settled bool
+	if err := q.scanRow(ctx, q.q.StatsFoldRange, nil, &from, &end, &settled); err != nil {
+		return false, false, err
 	}
-	if from >= end {
-		return false, nil
+	if !settled || from >= end {
+		return false, settled, nil
 	}
 	upto := end
 	if n < end-from {
@@ -78,23 +120,96 @@ func (q *querier) statsFold(ctx context.Context, n int64) (behind bool, err erro
 	}
 	for _, s := range []stmt{q.q.StatsFoldDays, q.q.StatsFoldDayUsers, q.q.StatsFoldUsers, q.q.StatsFoldMark} {
 		if _, err := q.exec(ctx, s, upto); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
-	return upto < end, nil
+	return upto < end, upto == end, nil
 }
 
 // statsFoldAll folds every payout from the mark on, n ids a step, in the
-// transaction of q (the bulk load's, which stores payouts as a database
-// that has long held them holds them).
+// transaction of q: the bulk load's, which stores payouts as a database
+// that has long held them holds them. Where the mark stops at a horizon,
+// the payouts of q's own transaction are past it: the folder folds them.
 func (q *querier) statsFoldAll(ctx context.Context, n int64) error {
-	if q.q.StatsFoldRange.sql == "" {
+	if q.q.StatsHorizonSet.sql != "" {
 		return nil
 	}
 	for {
-		behind, err := q.statsFold(ctx, n)
+		behind, _, err := q.statsFold(ctx, n)
 		if err != nil || !behind {
 			return err
 		}
 	}
+}
+
+// statsFolder is the folder's goroutine, started by StartStatsFolder and
+// stopped by Close.
+type statsFolder struct {
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	// end is the id the next payout took at the last look, which tells
+	// how many were made since. Only the folder's goroutine touches it.
+	end int64
+}
+
+// StartStatsFolder starts the folder, which runs until Close. The engine
+// starts it when it opens the database (a test may step StatsFold
+// itself instead).
+func (db *DB) StartStatsFolder() {
+	f := &statsFolder{stop: make(chan struct{}), done: make(chan struct{})}
+	db.folder = f
+	go func() {
+		defer close(f.done)
+		t := time.NewTicker(statsFoldEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-f.stop:
+				return
+			case <-t.C:
+			}
+			f.look(db)
+		}
+	}()
+}
+
+// halt stops the folder and waits for its look in progress to end.
+func (f *statsFolder) halt() {
+	f.once.Do(func() { close(f.stop) })
+	<-f.done
+}
+
+// look folds ranges for up to statsTurn if the folder is due. An error
+// (the database busy or away) leaves the payouts for the next look; the
+// reads stay exact.
+func (f *statsFolder) look(db *DB) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	from, end, err := db.StatsPending(ctx)
+	if err != nil {
+		return
+	}
+	made := end - f.end
+	f.end = end
+	now := time.Now()
+	if from >= end || !statsFoldDue(made, db.StatsReadAt(), now) {
+		return
+	}
+	for until := now.Add(statsTurn); time.Now().Before(until); {
+		select {
+		case <-f.stop:
+			return
+		default:
+		}
+		if behind, err := db.StatsFold(ctx, statsFoldRange); err != nil || !behind {
+			return
+		}
+	}
+}
+
+// statsFoldDue reports whether the folder folds, made payouts having been
+// made since its last look, the statistics last read at readAt.
+func statsFoldDue(made int64, readAt, now time.Time) bool {
+	return made < statsQuiet*int64(statsFoldEvery/time.Second) || now.Sub(readAt) < statsReading
 }

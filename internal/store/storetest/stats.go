@@ -1,11 +1,17 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dripfaucet/drip/internal/drip"
@@ -48,7 +54,7 @@ func testStatsDailyByUTCDayAndCoin(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatalf("StatsDaily: %v", err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("StatsDaily (-want +got):\n%s", diff)
 	}
 	for _, s := range got {
@@ -60,7 +66,7 @@ func testStatsDailyByUTCDayAndCoin(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatalf("StatsDaily: %v", err)
 	}
-	if diff := cmp.Diff(want[:2], got); diff != "" {
+	if diff := gocmp.Diff(want[:2], got); diff != "" {
 		t.Errorf("StatsDaily since midnight (-want +got):\n%s", diff)
 	}
 	got, err = st.StatsDaily(ctx, newFaucet(t, st, owner, "key3").ID, since)
@@ -109,11 +115,249 @@ func testStatsUsersLargestFirstAndPaged(t *testing.T, st store.Store) {
 			t.Errorf("%s: StatsUsers: %v", c.name, err)
 			continue
 		}
-		if diff := cmp.Diff(c.want, got, cmpopts.EquateEmpty()); diff != "" {
+		if diff := gocmp.Diff(c.want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: StatsUsers (-want +got):\n%s", c.name, diff)
 		}
 		if total != c.wantTotal {
 			t.Errorf("%s: StatsUsers total = %d, want %d", c.name, total, c.wantTotal)
+		}
+	}
+}
+
+// statsFolding is a store that keeps the statistics as sums (D73).
+type statsFolding interface {
+	StatsFold(ctx context.Context, n int64) (behind bool, err error)
+	StatsPending(ctx context.Context) (from, end int64, err error)
+}
+
+// testStatsFoldedAgree (D73): the statistics say what the payouts say
+// before any fold, after each small fold, once everything is folded, and
+// with payouts made after that, on either engine.
+func testStatsFoldedAgree(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	fs, ok := st.(statsFolding)
+	if !ok {
+		t.Fatalf("%T keeps no statistics' sums", st)
+	}
+	owner := newUser(t, st, "owner")
+	users := []*drip.User{newUser(t, st, "alice"), newUser(t, st, "bob"), newUser(t, st, "carol")}
+	f, g := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2")
+	for _, fc := range []*drip.Faucet{f, g} {
+		deposit(t, st, fc.AccountID, "BTC", 1_000_000)
+		deposit(t, st, fc.AccountID, "DOGE", 1_000_000)
+	}
+	midnight := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	var paid []drip.Payout
+	payMore := func(n int) {
+		for range n {
+			k := len(paid)
+			fc := []*drip.Faucet{f, g}[k%5/4]
+			at := midnight.Add(time.Duration(k*97) * time.Minute) // across days
+			paid = append(paid, pay(t, st, fc, users[k%len(users)], []string{"BTC", "DOGE"}[k%3/2], int64(1+k%7), "", at))
+		}
+	}
+	check := func(state string) {
+		t.Helper()
+		for _, since := range []time.Time{midnight, midnight.Add(30 * time.Hour), midnight.Add(-48 * time.Hour)} {
+			got, err := st.StatsDaily(ctx, f.ID, since)
+			if err != nil {
+				t.Fatalf("%s: StatsDaily: %v", state, err)
+			}
+			if diff := gocmp.Diff(wantDaily(paid, f.ID, since), got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: StatsDaily since %v (-want +got):\n%s", state, since, diff)
+			}
+		}
+		for _, coin := range []string{"BTC", "DOGE"} {
+			got, total, err := st.StatsUsers(ctx, &store.PageParams{ID: f.ID, Coin: coin, Limit: 50})
+			if err != nil {
+				t.Fatalf("%s: StatsUsers: %v", state, err)
+			}
+			want := wantUsers(paid, users, f.ID, coin)
+			if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || total != int64(len(want)) {
+				t.Errorf("%s: StatsUsers in %s, total %d, want %d (-want +got):\n%s", state, coin, total, len(want), diff)
+			}
+		}
+	}
+	payMore(40)
+	check("before any fold")
+	for step := 1; step <= 40; step++ {
+		if _, err := fs.StatsFold(ctx, 3); err != nil {
+			t.Fatalf("fold %d: %v", step, err)
+		}
+		check(fmt.Sprintf("after fold %d", step))
+	}
+	foldAll(t, fs)
+	check("every payout folded")
+	payMore(7)
+	check("payouts after the mark")
+	if _, err := fs.StatsFold(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	check("some of them folded")
+	foldAll(t, fs)
+	check("folded again")
+}
+
+// wantDaily sums paid as StatsDaily does: the faucet's payouts since,
+// per UTC day and coin, newest day first.
+func wantDaily(paid []drip.Payout, faucetID int64, since time.Time) []drip.DailyStat {
+	type key struct {
+		day  time.Time
+		coin string
+	}
+	sums := map[key]*drip.DailyStat{}
+	who := map[key]map[int64]bool{}
+	for _, p := range paid {
+		if p.FaucetID != faucetID || p.CreatedAt.Before(since) {
+			continue
+		}
+		k := key{p.CreatedAt.UTC().Truncate(24 * time.Hour), p.Coin}
+		if sums[k] == nil {
+			sums[k], who[k] = &drip.DailyStat{Day: k.day, Coin: k.coin}, map[int64]bool{}
+		}
+		sums[k].Payouts++
+		sums[k].Amount += p.Amount
+		who[k][p.RecipientID] = true
+		sums[k].Recipients = int64(len(who[k]))
+	}
+	var out []drip.DailyStat
+	for _, s := range sums {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b drip.DailyStat) int {
+		if c := b.Day.Compare(a.Day); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Coin, b.Coin)
+	})
+	return out
+}
+
+// wantUsers sums paid as StatsUsers does: the faucet's payouts in coin
+// per recipient, largest total first, then by recipient.
+func wantUsers(paid []drip.Payout, users []*drip.User, faucetID int64, coin string) []drip.UserStat {
+	sums := map[int64]*drip.UserStat{}
+	for _, p := range paid {
+		if p.FaucetID != faucetID || p.Coin != coin {
+			continue
+		}
+		s := sums[p.RecipientID]
+		if s == nil {
+			s = &drip.UserStat{}
+			for _, u := range users {
+				if u.ID == p.RecipientID {
+					s.PayoutUserHash = u.PayoutUserHash
+				}
+			}
+			sums[p.RecipientID] = s
+		}
+		s.Payouts++
+		s.Amount += p.Amount
+		if p.CreatedAt.After(s.LastPayoutAt) {
+			s.LastPayoutAt = p.CreatedAt.UTC()
+		}
+	}
+	ids := slices.Collect(maps.Keys(sums))
+	slices.SortFunc(ids, func(a, b int64) int {
+		if c := cmp.Compare(sums[b].Amount, sums[a].Amount); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	var out []drip.UserStat
+	for _, id := range ids {
+		out = append(out, *sums[id])
+	}
+	return out
+}
+
+// testStatsFoldWaitsForOpenPayouts (D73): where payout ids commit out of
+// order (PostgreSQL), the fold does not pass the id of a payout whose
+// transaction is still open, however many later payouts commit, and folds
+// it once it commits. On SQLite an open write transaction holds the one
+// writer, and the fold waits for it as every writer does.
+func testStatsFoldWaitsForOpenPayouts(t *testing.T, st store.Store) {
+	if st.Engine() == "sqlite" {
+		t.Skip("one writer: a fold cannot run beside an open payout")
+	}
+	ctx := context.Background()
+	fs := st.(statsFolding)
+	owner, alice, bob := newUser(t, st, "owner"), newUser(t, st, "alice"), newUser(t, st, "bob")
+	// The open payout holds its faucet's balance: the later ones pay from
+	// another faucet.
+	f, g := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2")
+	deposit(t, st, f.AccountID, "BTC", 1_000_000)
+	deposit(t, st, g.AccountID, "BTC", 1_000_000)
+	paid := []drip.Payout{pay(t, st, f, alice, "BTC", 10, "", t0)}
+
+	held, release, done := make(chan drip.Payout), make(chan struct{}), make(chan error, 1)
+	var released sync.Once
+	letGo := func() { released.Do(func() { close(release) }) }
+	defer letGo() // a failing check must not leave the transaction, and the pool's close, waiting
+	go func() {
+		done <- st.Transact(ctx, func(tx store.Tx) error {
+			p := drip.Payout{FaucetID: f.ID, RecipientID: bob.ID, To: bob.Username, Coin: "BTC", Amount: 100, Referral: "held", CreatedAt: t0}
+			tr, err := move(ctx, tx, "BTC", f.AccountID, bob.AccountID, p.Amount, "payout", t0)
+			if err != nil {
+				return err
+			}
+			if p.ID, err = tx.PayoutInsert(ctx, &p, tr); err != nil {
+				return err
+			}
+			held <- p
+			<-release
+			return nil
+		})
+	}()
+	open := <-held
+	for range 3 {
+		paid = append(paid, pay(t, st, g, alice, "BTC", 1, "", t0))
+	}
+	if paid[len(paid)-1].ID <= open.ID {
+		t.Fatalf("payout %d committed after the open one, %d, took a smaller id", paid[len(paid)-1].ID, open.ID)
+	}
+	for range 5 {
+		if _, err := fs.StatsFold(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if from, _, err := fs.StatsPending(ctx); err != nil || from > open.ID {
+		t.Fatalf("the mark at %d, %v, past payout %d, whose transaction is open", from, err, open.ID)
+	}
+	letGo()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	paid = append(paid, open)
+	foldAll(t, fs)
+	got, _, err := st.StatsUsers(ctx, &store.PageParams{ID: f.ID, Coin: "BTC", Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff(wantUsers(paid, []*drip.User{alice, bob}, f.ID, "BTC"), got); diff != "" {
+		t.Errorf("StatsUsers once folded (-want +got):\n%s", diff)
+	}
+}
+
+// foldAll folds until every payout is in the sums. On PostgreSQL a fold
+// waits for the transactions older than its horizon to end, and those
+// of other tests may run a moment longer: xids are the cluster's.
+func foldAll(t *testing.T, fs statsFolding) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := fs.StatsFold(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		from, end, err := fs.StatsPending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from == end {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s of folds the mark is at %d, the next payout %d; want every payout folded", from, end)
 		}
 	}
 }

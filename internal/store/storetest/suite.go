@@ -74,6 +74,8 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		// stats.go, notifications.go, listing.go, audit.go
 		{"StatsDailyByUTCDayAndCoin", testStatsDailyByUTCDayAndCoin},
 		{"StatsUsersLargestFirstAndPaged", testStatsUsersLargestFirstAndPaged},
+		{"StatsFoldedAgree", testStatsFoldedAgree},
+		{"StatsFoldWaitsForOpenPayouts", testStatsFoldWaitsForOpenPayouts},
 		{"NotificationInsertAndListNewestFirst", testNotificationInsertAndList},
 		{"NotificationClaimLeasesAndRecordEnds", testNotificationClaimLeaseAndRecord},
 		{"NotificationBacklogCountsWhatAwaitsDelivery", testNotificationBacklog},
