@@ -529,3 +529,27 @@ func TestPagesSearchFromTheirCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestStatisticsReadSums: the statistics read the kept sums by their key
+// and the payouts from the mark on by the payouts' key, under the generic
+// plan, never a scan of payouts nor a search of a faucet's whole history
+// (D73); a fold reads its range of payouts by the key too.
+func TestStatisticsReadSums(t *testing.T) {
+	requirePostgres(t)
+	plan := genericPlans(t, connect(t))
+	for name, c := range map[string]struct {
+		args string
+		sums string
+	}{
+		"StatsDaily":      {"1, 0", "stats_days_pkey"},
+		"StatsUsers":      {"1, 'BTC', 50, 0", "stats_users_pkey"},
+		"StatsUsersCount": {"1, 'BTC'", "stats_users_pkey"},
+		"StatsFoldUsers":  {"100", ""},
+	} {
+		joined := plan(name, c.args)
+		if !strings.Contains(joined, "Index Scan on payouts_pkey") && !strings.Contains(joined, "Index Scan using payouts_pkey") ||
+			strings.Contains(joined, "Seq Scan on payouts") || (c.sums != "" && !strings.Contains(joined, c.sums)) {
+			t.Errorf("%s: plan\n%s\nwant the payouts from the mark by payouts_pkey, and the sums by %s", name, joined, c.sums)
+		}
+	}
+}

@@ -412,7 +412,10 @@ UPDATE key_spend SET micros = micros + $3 WHERE key_id = $1 AND day = $2 AND mic
 -- The statistics (D73): the kept sums of every payout below the mark
 -- stats_mark.folded, and the faucet's payouts from the mark on, read from
 -- the payouts' key (faucet_id + 0 keeps the planner off the faucet's
--- indexes, which would read its whole history to find them). The days
+-- indexes, which would read its whole history to find them; the upper
+-- bound, never reached, makes the generic plan take the ids from the mark
+-- for a short range, where it took "id >= mark" for a third of the table
+-- and scanned it: 85 ms at 1M payouts, 2 ms with the bound). The days
 -- from the first midnight at or after since come from those; the part of
 -- a day before it (since is not a midnight) from the faucet's payouts of
 -- that part of a day, one range of payouts_faucet_coin_time per coin
@@ -421,7 +424,7 @@ UPDATE key_spend SET micros = micros + $3 WHERE key_id = $1 AND day = $2 AND mic
 WITH edge AS (SELECT (CAST($2 AS BIGINT) + 86399999999) / 86400000000 * 86400000000 AS at),
 pending AS (
   SELECT created_at / 86400000000 AS day, coin, amount, recipient_id FROM payouts
-  WHERE id >= (SELECT folded FROM stats_mark) AND faucet_id + 0 = $1 AND created_at >= (SELECT at FROM edge))
+  WHERE id >= (SELECT folded FROM stats_mark) AND id < (SELECT folded FROM stats_mark) + 4611686018427387904 AND faucet_id + 0 = $1 AND created_at >= (SELECT at FROM edge))
 SELECT day, coin, CAST(SUM(n) AS BIGINT), CAST(SUM(total) AS BIGINT), CAST(SUM(recipients) AS BIGINT) FROM (
   SELECT day, coin, payouts AS n, amount AS total, recipients FROM stats_days
   WHERE faucet_id = $1 AND day >= (SELECT at FROM edge) / 86400000000
@@ -444,7 +447,7 @@ SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
     SELECT recipient_id, payouts AS n, amount AS total, last_at FROM stats_users WHERE faucet_id = $1 AND coin = $2
     UNION ALL
     SELECT recipient_id, 1, amount, created_at FROM payouts
-    WHERE id >= (SELECT folded FROM stats_mark) AND faucet_id + 0 = $1 AND coin = $2) AS r
+    WHERE id >= (SELECT folded FROM stats_mark) AND id < (SELECT folded FROM stats_mark) + 4611686018427387904 AND faucet_id + 0 = $1 AND coin = $2) AS r
   GROUP BY recipient_id
 ) s JOIN users u ON u.id = s.recipient_id
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
@@ -452,7 +455,7 @@ ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 -- name: StatsUsersCount
 SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
   SELECT COUNT(DISTINCT p.recipient_id) FROM payouts p
-  WHERE p.id >= (SELECT folded FROM stats_mark) AND p.faucet_id + 0 = $1 AND p.coin = $2
+  WHERE p.id >= (SELECT folded FROM stats_mark) AND p.id < (SELECT folded FROM stats_mark) + 4611686018427387904 AND p.faucet_id + 0 = $1 AND p.coin = $2
     AND NOT EXISTS (SELECT 1 FROM stats_users k WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = p.recipient_id));
 
 -- The fold (StatsFold, D73): the mark, the horizon's next id and whether
