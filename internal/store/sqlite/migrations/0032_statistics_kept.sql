@@ -7,12 +7,12 @@
 --
 -- The sums hold every payout below the mark stats_mark.folded (payout
 -- ids, given in order by SQLite's one writer, and never deleted:
--- payouts_kept). The folder (stats.go) adds the payouts from the mark on,
--- in ranges of ids, and moves the mark in the same transaction, so a
--- payout is in the sums exactly when its id is below the mark, at every
--- snapshot. A read adds the sums and the faucet's payouts from the mark
--- on, found block by block in payouts_block_faucet (D72): the reads are
--- exact whatever the folder has done.
+-- payouts_kept). The folder (sqlstore's stats.go) adds the payouts from
+-- the mark on, in ranges of ids, and moves the mark in the same
+-- transaction, so a payout is in the sums exactly when its id is below
+-- the mark, at every snapshot. A read adds the sums and the faucet's
+-- payouts from the mark on, found block by block in payouts_block_faucet
+-- (D72): the reads are exact whatever the folder has done.
 --
 -- The mark starts at 0: the folder adds what a database already holds
 -- after the upgrade, a range a transaction, while the reads stay exact.
