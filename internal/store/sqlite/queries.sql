@@ -395,46 +395,15 @@ SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
   WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2 AND q.id >= (SELECT folded FROM stats_mark)
     AND NOT EXISTS (SELECT 1 FROM stats_users k WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = q.recipient_id));
 
--- The fold (StatsFold): the payouts of every faucet from the mark up to
--- the id $1 (not included, at most the next payout's), read by id, added
--- to the kept sums; then the mark moved to $1. The days' sums count a
--- recipient only if the day's recipients do not hold them yet, so they
--- are added before the recipients.
--- The mark, the id the next payout takes, and the horizon settled:
--- with one writer, every id below the next is committed.
+-- The fold (StatsFold): the mark, the id the next payout takes, and the
+-- range up to it settled, since with one writer every id below the next
+-- is committed; the statements that add the range are sqlstore's.
 -- name: StatsFoldRange
 SELECT folded, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts), 1 FROM stats_mark;
 
 -- name: StatsPending
 SELECT folded, (SELECT COALESCE(MAX(id), 0) + 1 FROM payouts) FROM stats_mark;
 
--- name: StatsFoldDays
-INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients)
-SELECT p.faucet_id, p.created_at / 86400000000, p.coin, COUNT(*), SUM(p.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
-    SELECT 1 FROM stats_day_users k WHERE k.faucet_id = p.faucet_id AND k.day = p.created_at / 86400000000
-      AND k.coin = p.coin AND k.recipient_id = p.recipient_id)
-  THEN p.recipient_id END)
-FROM payouts p WHERE p.id >= (SELECT folded FROM stats_mark) AND p.id < $1
-GROUP BY p.faucet_id, p.created_at / 86400000000, p.coin
-ON CONFLICT (faucet_id, day, coin) DO UPDATE SET payouts = payouts + excluded.payouts,
-  amount = amount + excluded.amount, recipients = recipients + excluded.recipients;
-
--- name: StatsFoldDayUsers
-INSERT OR IGNORE INTO stats_day_users (faucet_id, day, coin, recipient_id)
-SELECT faucet_id, created_at / 86400000000, coin, recipient_id FROM payouts
-WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
-ORDER BY 1, 2, 3, 4;
-
--- name: StatsFoldUsers
-INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at)
-SELECT faucet_id, coin, recipient_id, COUNT(*), SUM(amount), MAX(created_at) FROM payouts
-WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
-GROUP BY faucet_id, coin, recipient_id
-ON CONFLICT (faucet_id, coin, recipient_id) DO UPDATE SET payouts = payouts + excluded.payouts,
-  amount = amount + excluded.amount, last_at = MAX(last_at, excluded.last_at);
-
--- name: StatsFoldMark
-UPDATE stats_mark SET folded = $1;
 
 -- An account's journal (sqlstore's queries.sql), its payouts read from the
 -- faucet's two levels, each of the copy's found by id for its transfer.

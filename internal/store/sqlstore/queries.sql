@@ -469,6 +469,8 @@ SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
 SELECT m.folded, h.next_id, pg_snapshot_xmin(pg_current_snapshot()) > h.xid
 FROM stats_mark m CROSS JOIN stats_horizon h FOR UPDATE OF m;
 
+-- The statements that add the range are written once for both engines
+-- (SQLite keeps its own StatsFoldRange, without the horizon).
 -- name: StatsFoldDays
 INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients)
 SELECT p.faucet_id, p.created_at / 86400000000, p.coin, COUNT(*), SUM(p.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
@@ -482,8 +484,9 @@ ON CONFLICT (faucet_id, day, coin) DO UPDATE SET payouts = stats_days.payouts + 
 
 -- name: StatsFoldDayUsers
 INSERT INTO stats_day_users (faucet_id, day, coin, recipient_id)
-SELECT DISTINCT faucet_id, created_at / 86400000000, coin, recipient_id FROM payouts
+SELECT faucet_id, created_at / 86400000000, coin, recipient_id FROM payouts
 WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
+ORDER BY 1, 2, 3, 4
 ON CONFLICT DO NOTHING;
 
 -- name: StatsFoldUsers
@@ -492,7 +495,8 @@ SELECT faucet_id, coin, recipient_id, COUNT(*), SUM(amount), MAX(created_at) FRO
 WHERE id >= (SELECT folded FROM stats_mark) AND id < $1
 GROUP BY faucet_id, coin, recipient_id
 ON CONFLICT (faucet_id, coin, recipient_id) DO UPDATE SET payouts = stats_users.payouts + excluded.payouts,
-  amount = stats_users.amount + excluded.amount, last_at = GREATEST(stats_users.last_at, excluded.last_at);
+  amount = stats_users.amount + excluded.amount,
+  last_at = CASE WHEN excluded.last_at > stats_users.last_at THEN excluded.last_at ELSE stats_users.last_at END;
 
 -- name: StatsFoldMark
 UPDATE stats_mark SET folded = $1;
