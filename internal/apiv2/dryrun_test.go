@@ -30,10 +30,17 @@ import (
 	"github.com/dripfaucet/drip/internal/store/storetest"
 )
 
+// folded are the tables of the statistics' sums (D73). The store's folder
+// writes them in the background, from payouts already stored, whenever it
+// likes: a reading taken before a dry run and one after may differ by a
+// fold that has nothing to do with it. The payouts they are folded from
+// are compared like every other table.
+var folded = map[string]bool{"stats_users": true, "stats_days": true, "stats_day_users": true, "stats_mark": true, "stats_horizon": true}
+
 // tables opens a store of eng and returns it with a function reading
-// every table of its database: each table's row count and a digest of
-// its rows, so two readings differ when any row was added, removed or
-// changed.
+// every table of its database but the folded ones: each table's row
+// count and a digest of its rows, so two readings differ when any row was
+// added, removed or changed.
 func tables(t *testing.T, eng storetest.Engine) (store.Store, func() map[string]string) {
 	t.Helper()
 	ctx := context.Background()
@@ -63,6 +70,9 @@ func tables(t *testing.T, eng storetest.Engine) (store.Store, func() map[string]
 			t.Helper()
 			out := map[string]string{}
 			for _, name := range sqlStrings(t, db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`) {
+				if folded[name] {
+					continue
+				}
 				rows, err := db.QueryContext(ctx, `SELECT * FROM "`+name+`"`)
 				if err != nil {
 					t.Fatal(err)
@@ -99,6 +109,9 @@ func tables(t *testing.T, eng storetest.Engine) (store.Store, func() map[string]
 			}
 			out := map[string]string{}
 			for _, name := range names {
+				if folded[name] {
+					continue
+				}
 				rows, err := conn.Query(ctx, `SELECT * FROM "`+name+`"`)
 				if err != nil {
 					t.Fatal(err)
