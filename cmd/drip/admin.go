@@ -51,7 +51,8 @@ var adminCmds = map[string]adminCmd{
 	"coin list":               {"list coins", coinList},
 	"coin enable":             {"enable a coin", coinSetActive(true)},
 	"coin disable":            {"disable a coin", coinSetActive(false)},
-	"reconcile":               {"check the ledger invariant (D3); exits 1 on any mismatch", reconcile},
+	"reconcile":               {"check the ledger invariant (D3) and the copies and sums kept beside it; exits 1 on any mismatch", reconcile},
+	"stats rebuild":           {"empty the statistics' sums (D73) for the folder to fold every payout again; the statistics stay exact meanwhile", statsRebuild},
 	"backup":                  {"copy the SQLite database to --to, consistent while drip serves it", adminBackup},
 	"restore":                 {"replace the SQLite database with the backup --from; drip must be stopped", adminRestore},
 	"listing set-cost":        {"set the listing cost of a coin in smallest units; --amount 0 withdraws it (D44)", listingSetCost},
@@ -522,12 +523,26 @@ func reconcile(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, "", err
 		}
-		out := map[string]any{"ok": r.OK(), "coin_sums": r.CoinSums, "accounts": r.Accounts, "payouts": r.Payouts, "events": r.Events}
+		out := map[string]any{"ok": r.OK(), "coin_sums": r.CoinSums, "accounts": r.Accounts, "payouts": r.Payouts, "events": r.Events,
+			"statistics": r.Statistics}
 		if r.OK() {
-			return out, "ledger reconciles: every coin sums to zero, every balance equals its journal", nil
+			return out, "ledger reconciles: every coin sums to zero, every balance equals its journal, every payout its transfer; the copies and the statistics agree with the payouts", nil
 		}
 		human, _ := json.MarshalIndent(out, "", "  ")
 		return out, "LEDGER MISMATCH\n" + string(human), fmt.Errorf("ledger does not reconcile")
+	}
+}
+
+// statsRebuild is the mend for statistics' sums that reconcile finds wrong
+// (D73): the sums go, and drip serve's folder folds every payout again, a
+// range at a time, while the reads add up the payouts themselves.
+func statsRebuild(fs *flag.FlagSet) runFunc {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
+		if err := svc.Store.StatsRebuild(ctx); err != nil {
+			return nil, "", err
+		}
+		return map[string]any{"rebuilding": true},
+			"the statistics' sums are emptied: drip serve folds every payout again; the statistics stay exact meanwhile", nil
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -169,6 +170,46 @@ func TestReconcileFailsOnABrokenLedger(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("reconcile output lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// TestStatsRebuildMendsTheStatistics: drip admin reconcile names a faucet
+// whose statistics' sums disagree with its payouts and exits 1; drip admin
+// stats rebuild empties the sums, and reconcile is clean again (D73).
+func TestStatsRebuildMendsTheStatistics(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := []string{"--data-dir", dir}
+	runAdmin(t, db, "user", "create", "--username", "ann", "--email", "ann@example.com")
+	created := runAdmin(t, db, "faucet", "create", "--owner", "ann", "--name", "A", "--domain", "a.example.com", "--url", "https://a.example.com/")
+	id := int(created["id"].(float64))
+
+	// A sum for a payout the faucet never made.
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "drip.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at) VALUES (?, 'BTC', 1, 1, 500, 0)`, id); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	out, err := exec.Command(dripBin, append([]string{"admin", "reconcile", "--json"}, db...)...).Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("reconcile of wrong statistics: %v, want exit status 1\n%s", err, out)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("reconcile --json: %v\n%s", err, out)
+	}
+	if rep["ok"] != false || fmt.Sprint(rep["statistics"]) != fmt.Sprintf("[%d]", id) || fmt.Sprint(rep["accounts"]) != "[]" {
+		t.Errorf("reconcile of wrong statistics: %v, want ok false and statistics [%d] alone", rep, id)
+	}
+
+	if got := runAdmin(t, db, "stats", "rebuild"); got["rebuilding"] != true {
+		t.Errorf("stats rebuild: %v", got)
+	}
+	if rec := runAdmin(t, db, "reconcile"); rec["ok"] != true || fmt.Sprint(rec["statistics"]) != "[]" {
+		t.Errorf("reconcile after the rebuild: %v", rec)
 	}
 }
 

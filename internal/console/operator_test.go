@@ -151,12 +151,29 @@ func TestOperatorOverview(t *testing.T) {
 	t.Parallel()
 	st, path := storetest.OpenSQLitePath(t)
 	env, b := operatorEnv(t, st)
-	env.Faucet(t, map[string]int64{"BTC": 150_000_000})
+	f, _ := env.Faucet(t, map[string]int64{"BTC": 150_000_000})
 	wantPage(t, b.Get(t, "/operator"), http.StatusOK, `<span class="badge on">OK</span>`,
 		"<th scope=\"row\">BTC</th>", "1.50000000", "-1.50000000", `href="/operator/users"`, `href="/operator/log"`)
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+
+	// A sum of the statistics for a payout the faucet never made (D73):
+	// wrong figures for its owner, but no money moved.
+	if _, err := raw.Exec(`INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at) VALUES (?, 'BTC', 1, 1, 500, 0)`, f.ID); err != nil {
+		t.Fatal(err)
+	}
+	faucetItem := fmt.Sprintf("<li>Faucet %d</li>", f.ID)
+	p := b.Get(t, "/operator")
+	wantPage(t, p, http.StatusOK, "statistics disagree with their payouts: their owners see wrong figures", faucetItem, "drip admin stats rebuild")
+	if strings.Contains(p.Body, `<span class="badge on">OK</span>`) || strings.Contains(p.Body, "The ledger does not reconcile") {
+		t.Error("wrong statistics alone are shown OK, or as a ledger that does not reconcile")
+	}
 
 	// A credit with no journal entry, as a bug or a hand edit would leave.
-	err := env.App.Store.Transact(context.Background(), func(tx store.Tx) error {
+	err = env.App.Store.Transact(context.Background(), func(tx store.Tx) error {
 		_, err := tx.BalanceCredit(context.Background(), drip.AccountListing, "BTC", 5)
 		return err
 	})
@@ -164,17 +181,12 @@ func TestOperatorOverview(t *testing.T) {
 		t.Fatal(err)
 	}
 	// And a row of the events' copy that names no event.
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
 	if _, err := raw.Exec(`INSERT INTO events_by_faucet (faucet_id, seq) VALUES (1, 999999)`); err != nil {
 		t.Fatal(err)
 	}
-	p := b.Get(t, "/operator")
+	p = b.Get(t, "/operator")
 	wantPage(t, p, http.StatusOK, "The ledger does not reconcile", "<strong>BTC</strong>: the balances sum to 5 smallest units",
-		"Account 2 in <strong>BTC</strong>: balance 5, journal 0", "<li>Event 999999</li>")
+		"Account 2 in <strong>BTC</strong>: balance 5, journal 0", "<li>Event 999999</li>", faucetItem)
 	if strings.Contains(p.Body, `<span class="badge on">OK</span>`) {
 		t.Error("a broken ledger is shown OK")
 	}

@@ -24,11 +24,15 @@ type Report struct {
 	// events by faucet or disagreeing with it (D72): their faucet's feed
 	// would miss them. Always empty on PostgreSQL, which keeps no copy.
 	Events []int64 `json:"events"`
+	// Statistics lists the faucets whose statistics' sums disagree with
+	// their payouts (D73): their owners would read wrong statistics. The
+	// sums hold no money; drip admin stats rebuild folds them again.
+	Statistics []int64 `json:"statistics"`
 }
 
 // OK reports whether the ledger holds its invariant.
 func (r *Report) OK() bool {
-	return len(r.CoinSums) == 0 && len(r.Accounts) == 0 && len(r.Payouts) == 0 && len(r.Events) == 0
+	return len(r.CoinSums) == 0 && len(r.Accounts) == 0 && len(r.Payouts) == 0 && len(r.Events) == 0 && len(r.Statistics) == 0
 }
 
 // Reconcile checks D3 in one consistent read: per coin the balances sum to
@@ -41,10 +45,12 @@ func (l *Ledger) Reconcile(ctx context.Context) (*Report, error) {
 	accounts, err2 := l.store.ReconcileAccounts(ctx)
 	payouts, err3 := l.store.ReconcilePayouts(ctx)
 	events, err4 := l.store.ReconcileEvents(ctx)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	stats, err5 := l.store.ReconcileStatistics(ctx)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, err
 	}
-	return &Report{CoinSums: nonNil(sums), Accounts: nonNil(accounts), Payouts: nonNil(payouts), Events: nonNil(events)}, nil
+	return &Report{CoinSums: nonNil(sums), Accounts: nonNil(accounts), Payouts: nonNil(payouts), Events: nonNil(events),
+		Statistics: nonNil(stats)}, nil
 }
 
 // nonNil keeps empty lists as [] rather than null in JSON output.

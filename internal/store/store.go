@@ -61,6 +61,9 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Migrate applies the engine's pending migrations.
 	Migrate(ctx context.Context) error
+	// StatsRebuild empties the sums the statistics are kept as (D73), for
+	// the folder to fold every payout again; the reads stay exact.
+	StatsRebuild(ctx context.Context) error
 	Engine() string
 	Close() error
 }
@@ -201,6 +204,9 @@ type Reader interface {
 	// ReconcileEvents is the seqs of the events ledger.Report.Events
 	// describes, ascending: none on an engine that keeps no copy of them.
 	ReconcileEvents(ctx context.Context) ([]int64, error)
+	// ReconcileStatistics is the ids of the faucets whose statistics' sums
+	// disagree with the payouts they hold (D73), ascending.
+	ReconcileStatistics(ctx context.Context) ([]int64, error)
 
 	// A faucet's API keys page (issue 11).
 	// FaucetKeyPending reports whether the faucet has a v1 key rotation

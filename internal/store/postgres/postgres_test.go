@@ -553,3 +553,18 @@ func TestStatisticsReadSums(t *testing.T) {
 		}
 	}
 }
+
+// TestStatisticsReconciled: reconcile names the faucet of each kind of
+// wrong sum, and a rebuild mends them (D73; storetest.StatsReconciled).
+func TestStatisticsReconciled(t *testing.T) {
+	requirePostgres(t)
+	st, conn := storetest.OpenPostgresConn(t)
+	storetest.StatsReconciled(t, st, func(query string) int64 {
+		t.Helper()
+		tag, err := conn.Exec(context.Background(), query)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		return tag.RowsAffected()
+	})
+}

@@ -303,3 +303,27 @@ func TestPayoutRecordsUnkeyed(t *testing.T) {
 		}
 	}
 }
+
+// TestStatisticsReconciled: reconcile names the faucet of each kind of
+// wrong sum, and a rebuild mends them (D73; storetest.StatsReconciled).
+func TestStatisticsReconciled(t *testing.T) {
+	t.Parallel()
+	st, path := storetest.OpenSQLitePath(t)
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	storetest.StatsReconciled(t, st, func(query string) int64 {
+		t.Helper()
+		res, err := raw.Exec(query)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
+}

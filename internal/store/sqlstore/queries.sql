@@ -501,6 +501,45 @@ ON CONFLICT (faucet_id, coin, recipient_id) DO UPDATE SET payouts = stats_users.
 -- name: StatsFoldMark
 UPDATE stats_mark SET folded = $1;
 
+-- Reconcile's check of the statistics (D73): the faucets whose kept sums
+-- disagree with their payouts below the mark, in one statement and so one
+-- snapshot, in which the mark and the sums moved together. The payouts
+-- are grouped once, by faucet, day, coin and recipient (the day's
+-- recipients), and those groups summed again for the users' and the
+-- days' sums. A row on either side only is a mismatch.
+-- name: ReconcileStatistics
+WITH p AS MATERIALIZED (
+  SELECT faucet_id, created_at / 86400000000 AS day, coin, recipient_id, COUNT(*) AS n, SUM(amount) AS total, MAX(created_at) AS last_at
+  FROM payouts WHERE id < (SELECT folded FROM stats_mark)
+  GROUP BY faucet_id, created_at / 86400000000, coin, recipient_id),
+u AS (SELECT faucet_id, coin, recipient_id, SUM(n) AS n, SUM(total) AS total, MAX(last_at) AS last_at FROM p GROUP BY faucet_id, coin, recipient_id),
+d AS (SELECT faucet_id, day, coin, SUM(n) AS n, SUM(total) AS total, COUNT(*) AS recipients FROM p GROUP BY faucet_id, day, coin)
+SELECT COALESCE(u.faucet_id, s.faucet_id) FROM u FULL JOIN stats_users s
+  ON s.faucet_id = u.faucet_id AND s.coin = u.coin AND s.recipient_id = u.recipient_id
+WHERE u.faucet_id IS NULL OR s.faucet_id IS NULL OR s.payouts <> u.n OR s.amount <> u.total OR s.last_at <> u.last_at
+UNION
+SELECT COALESCE(d.faucet_id, s.faucet_id) FROM d FULL JOIN stats_days s
+  ON s.faucet_id = d.faucet_id AND s.day = d.day AND s.coin = d.coin
+WHERE d.faucet_id IS NULL OR s.faucet_id IS NULL OR s.payouts <> d.n OR s.amount <> d.total OR s.recipients <> d.recipients
+UNION
+SELECT COALESCE(p.faucet_id, s.faucet_id) FROM p FULL JOIN stats_day_users s
+  ON s.faucet_id = p.faucet_id AND s.day = p.day AND s.coin = p.coin AND s.recipient_id = p.recipient_id
+WHERE p.faucet_id IS NULL OR s.faucet_id IS NULL
+ORDER BY 1;
+
+-- drip admin stats rebuild: the mark back to 0 (first, so that a fold of
+-- another node waits for this transaction or ends before it) and the sums
+-- emptied; the folder folds every payout again, and the reads stay exact
+-- meanwhile (they add the payouts from the mark on).
+-- name: StatsRebuildUsers
+DELETE FROM stats_users;
+
+-- name: StatsRebuildDays
+DELETE FROM stats_days;
+
+-- name: StatsRebuildDayUsers
+DELETE FROM stats_day_users;
+
 -- What the folder looks at: the mark, and the id the next payout takes.
 -- name: StatsPending
 SELECT folded, COALESCE(pg_sequence_last_value(pg_get_serial_sequence('payouts', 'id')::regclass), 0) + 1 FROM stats_mark;

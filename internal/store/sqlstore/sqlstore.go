@@ -683,14 +683,8 @@ func (q *querier) ReconcileAccounts(ctx context.Context) ([]store.AccountMismatc
 }
 
 func (q *querier) ReconcilePayouts(ctx context.Context) ([]int64, error) {
-	var out []int64
-	scan := func(r Rows) error {
-		var id int64
-		err := r.Scan(&id)
-		out = append(out, id)
-		return err
-	}
-	if err := q.list(ctx, q.q.ReconcilePayouts, nil, scan); err != nil {
+	out, err := q.ids(ctx, q.q.ReconcilePayouts, nil)
+	if err != nil {
 		return nil, err
 	}
 	// The copies SQLite keeps (D71, D72): each its own statement and
@@ -700,7 +694,7 @@ func (q *querier) ReconcilePayouts(ctx context.Context) ([]int64, error) {
 		if s.sql == "" {
 			continue
 		}
-		if err := q.list(ctx, s, nil, scan); err != nil {
+		if out, err = q.ids(ctx, s, out); err != nil {
 			return nil, err
 		}
 	}
@@ -715,15 +709,22 @@ func (q *querier) ReconcileEvents(ctx context.Context) ([]int64, error) {
 	if q.q.ReconcileEventsByFaucet.sql == "" {
 		return nil, nil
 	}
-	var out []int64
-	err := q.list(ctx, q.q.ReconcileEventsByFaucet, nil, func(r Rows) error {
-		var seq int64
-		err := r.Scan(&seq)
-		out = append(out, seq)
+	return q.ids(ctx, q.q.ReconcileEventsByFaucet, nil)
+}
+
+// ReconcileStatistics checks the statistics' sums against the payouts
+// they hold (D73).
+func (q *querier) ReconcileStatistics(ctx context.Context) ([]int64, error) {
+	return q.ids(ctx, q.q.ReconcileStatistics, nil)
+}
+
+// ids appends to out the one integer column of the rows s returns.
+func (q *querier) ids(ctx context.Context, s stmt, out []int64) ([]int64, error) {
+	err := q.list(ctx, s, nil, func(r Rows) error {
+		var id int64
+		err := r.Scan(&id)
+		out = append(out, id)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }

@@ -102,6 +102,24 @@ func (db *DB) StatsFold(ctx context.Context, n int64) (behind bool, err error) {
 	})
 }
 
+// StatsRebuild empties the sums and moves the mark back to the first
+// payout, in one transaction: the folder then folds every payout again.
+// It is the operator's mend for sums that reconcile finds wrong.
+func (db *DB) StatsRebuild(ctx context.Context) error {
+	return db.transactOnce(ctx, func(tx store.Tx) error {
+		q := tx.(*querier)
+		if _, err := q.exec(ctx, q.q.StatsFoldMark, 0); err != nil {
+			return err
+		}
+		for _, s := range []stmt{q.q.StatsRebuildUsers, q.q.StatsRebuildDays, q.q.StatsRebuildDayUsers} {
+			if _, err := q.exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // statsFold folds the settled payouts from the mark, up to n ids further,
 // and reports whether settled payouts remain after them and whether it
 // reached the horizon.

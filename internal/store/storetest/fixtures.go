@@ -205,10 +205,14 @@ func reconcile(t testing.TB, st store.Reader) string {
 	if err != nil {
 		t.Fatalf("ReconcileEvents: %v", err)
 	}
-	if len(sums)+len(accounts)+len(payouts)+len(events) == 0 {
+	stats, err := st.ReconcileStatistics(ctx)
+	if err != nil {
+		t.Fatalf("ReconcileStatistics: %v", err)
+	}
+	if len(sums)+len(accounts)+len(payouts)+len(events)+len(stats) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("coin sums %+v, accounts %+v, payouts %v, events %v", sums, accounts, payouts, events)
+	return fmt.Sprintf("coin sums %+v, accounts %+v, payouts %v, events %v, statistics %v", sums, accounts, payouts, events, stats)
 }
 
 // payment is one payout of a batch built by newBatch.

@@ -361,3 +361,107 @@ func foldAll(t *testing.T, fs statsFolding) {
 		}
 	}
 }
+
+// StatsReconciled checks reconcile's check of the statistics' sums (D73)
+// and their rebuild, on a store whose database exec edits as only a bug or
+// a hand could, returning how many rows a statement changed: the check is clean before and after folds; each kind of
+// wrong sum names its faucet, and only its faucet; a rebuild keeps the
+// reads exact and, folded again, mends every one.
+func StatsReconciled(t *testing.T, st store.Store, exec func(query string) int64) {
+	t.Helper()
+	ctx := context.Background()
+	fs, ok := st.(statsFolding)
+	if !ok {
+		t.Fatalf("%T keeps no statistics' sums", st)
+	}
+	owner := newUser(t, st, "owner")
+	users := []*drip.User{newUser(t, st, "alice"), newUser(t, st, "bob"), newUser(t, st, "carol")}
+	f, g, h := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2"), newFaucet(t, st, owner, "key3")
+	for _, fc := range []*drip.Faucet{f, g} {
+		deposit(t, st, fc.AccountID, "BTC", 1_000_000)
+		deposit(t, st, fc.AccountID, "DOGE", 1_000_000)
+	}
+	midnight := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	var paid []drip.Payout
+	for k := range 24 {
+		fc := []*drip.Faucet{f, g}[k%2]
+		at := midnight.Add(time.Duration(k*211) * time.Minute) // four days
+		paid = append(paid, pay(t, st, fc, users[k%len(users)], []string{"BTC", "DOGE"}[k%3/2], int64(1+k%5), "", at))
+	}
+	check := func(state string, want ...int64) {
+		t.Helper()
+		got, err := st.ReconcileStatistics(ctx)
+		if err != nil {
+			t.Fatalf("%s: ReconcileStatistics: %v", state, err)
+		}
+		if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: the faucets whose statistics disagree (-want +got):\n%s", state, diff)
+		}
+	}
+	reads := func(state string) {
+		t.Helper()
+		for _, fc := range []*drip.Faucet{f, g} {
+			got, err := st.StatsDaily(ctx, fc.ID, midnight)
+			if err != nil {
+				t.Fatalf("%s: StatsDaily: %v", state, err)
+			}
+			if diff := gocmp.Diff(wantDaily(paid, fc.ID, midnight), got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: faucet %d's StatsDaily (-want +got):\n%s", state, fc.ID, diff)
+			}
+			got2, _, err := st.StatsUsers(ctx, &store.PageParams{ID: fc.ID, Coin: "BTC", Limit: 50})
+			if err != nil {
+				t.Fatalf("%s: StatsUsers: %v", state, err)
+			}
+			if diff := gocmp.Diff(wantUsers(paid, users, fc.ID, "BTC"), got2, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: faucet %d's StatsUsers (-want +got):\n%s", state, fc.ID, diff)
+			}
+		}
+	}
+	check("before any fold")
+	if _, err := fs.StatsFold(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	check("part folded")
+	foldAll(t, fs)
+	check("every payout folded")
+
+	rebuild := func(state string) {
+		t.Helper()
+		if err := st.StatsRebuild(ctx); err != nil {
+			t.Fatalf("%s: StatsRebuild: %v", state, err)
+		}
+		check(state + ", rebuilt")
+		reads(state + ", rebuilt")
+		foldAll(t, fs)
+		check(state + ", rebuilt and folded")
+		reads(state + ", rebuilt and folded")
+	}
+	last := paid[len(paid)-1]
+	for _, c := range []struct {
+		name  string
+		edits []string
+		want  []int64
+	}{
+		{"a recipient's amount", []string{fmt.Sprintf(`UPDATE stats_users SET amount = amount + 1 WHERE faucet_id = %d AND recipient_id = %d`, f.ID, users[0].ID)}, []int64{f.ID}},
+		{"a recipient's last payout", []string{fmt.Sprintf(`UPDATE stats_users SET last_at = last_at - 1 WHERE faucet_id = %d AND recipient_id = %d`, g.ID, users[1].ID)}, []int64{g.ID}},
+		{"a recipient missing", []string{fmt.Sprintf(`DELETE FROM stats_users WHERE faucet_id = %d AND recipient_id = %d`, g.ID, users[2].ID)}, []int64{g.ID}},
+		{"a day's payouts", []string{fmt.Sprintf(`UPDATE stats_days SET payouts = payouts + 1 WHERE faucet_id = %d`, f.ID)}, []int64{f.ID}},
+		{"a day's recipients", []string{fmt.Sprintf(`UPDATE stats_days SET recipients = recipients - 1 WHERE faucet_id = %d AND recipients > 1`, g.ID)}, []int64{g.ID}},
+		{"a day's recipient missing", []string{fmt.Sprintf(`DELETE FROM stats_day_users WHERE faucet_id = %d AND recipient_id = %d`, f.ID, users[0].ID)}, []int64{f.ID}},
+		{"sums of a faucet that paid nothing", []string{
+			fmt.Sprintf(`INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients) VALUES (%d, 20527, 'BTC', 1, 5, 1)`, h.ID),
+			fmt.Sprintf(`INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at) VALUES (%d, 'BTC', %d, 1, 5, 0)`, h.ID, users[0].ID)}, []int64{h.ID}},
+		{"the mark moved back without the sums", []string{fmt.Sprintf(`UPDATE stats_mark SET folded = %d`, last.ID)}, []int64{last.FaucetID}},
+		{"two faucets", []string{
+			fmt.Sprintf(`UPDATE stats_users SET payouts = payouts + 1 WHERE faucet_id = %d`, g.ID),
+			fmt.Sprintf(`UPDATE stats_days SET amount = 0 WHERE faucet_id = %d`, f.ID)}, []int64{f.ID, g.ID}},
+	} {
+		for _, q := range c.edits {
+			if exec(q) == 0 {
+				t.Fatalf("%s: %s changed no row", c.name, q)
+			}
+		}
+		check(c.name, c.want...)
+		rebuild(c.name)
+	}
+}
