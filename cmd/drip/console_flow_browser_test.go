@@ -86,6 +86,14 @@ func TestBrowserConsoleOwnerFlow(t *testing.T) {
 	has("the overview of a copy that disagrees", "main", "Event 999999")
 	c.shot("31-operator-overview-mismatch")
 	stray(`DELETE FROM events_by_faucet WHERE seq = 999999`)
+	// A sum of the statistics for a payout faucet 1 never made (D73): no
+	// money is wrong, and the overview says so.
+	stray(`INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at) VALUES (1, 'DOGE', 999999, 1, 500, 0)`)
+	any("/operator")
+	has("the overview of statistics that disagree", "main", "statistics disagree with their payouts")
+	has("the faucet whose statistics disagree", "main", "Faucet 1")
+	c.shot("31-operator-overview-statistics")
+	stray(`DELETE FROM stats_users WHERE recipient_id = 999999`)
 	any("/operator/deposits")
 	c.shot("32-operator-deposits")
 	c.run("deposit form", chromedp.Click(chromedp.CSS(`input[name="kind"][value="user"]`)), fill("#target", "demo_owner"), choose("#coin", "DOGE"),
