@@ -37,7 +37,9 @@ func (r *Report) OK() bool {
 
 // Reconcile checks D3 in one consistent read: per coin the balances sum to
 // zero, every balance equals the sum of its journal entries, no balance but
-// system:deposits is negative, and every payout matches its transfer.
+// system:deposits is negative, and every payout matches its transfer. It
+// checks what is kept beside the ledger too: SQLite's copies of payouts
+// and events (D71, D72) and the statistics' sums (D73).
 func (l *Ledger) Reconcile(ctx context.Context) (*Report, error) {
 	// Each check is one statement, so each sees one snapshot on both engines
 	// without holding the writer: payouts go on while reconcile reads.
