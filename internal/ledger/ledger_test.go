@@ -689,10 +689,11 @@ func TestReconcileFindsMoneyFromNowhere(t *testing.T) {
 			t.Fatalf("Reconcile: %v", err)
 		}
 		want := &ledger.Report{
-			CoinSums: []store.CoinSum{{Coin: "BTC", Sum: 1}},
-			Accounts: []store.AccountMismatch{{AccountID: f.AccountID, Coin: "BTC", Balance: 101, Journal: 100}},
-			Payouts:  []int64{},
-			Events:   []int64{},
+			CoinSums:   []store.CoinSum{{Coin: "BTC", Sum: 1}},
+			Accounts:   []store.AccountMismatch{{AccountID: f.AccountID, Coin: "BTC", Balance: 101, Journal: 100}},
+			Payouts:    []int64{},
+			Events:     []int64{},
+			Statistics: []int64{},
 		}
 		if diff := cmp.Diff(want, r); diff != "" || r.OK() {
 			t.Errorf("Reconcile of a broken ledger (OK=%v) (-want +got):\n%s", r.OK(), diff)
