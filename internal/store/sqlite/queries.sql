@@ -377,13 +377,24 @@ GROUP BY day, coin ORDER BY 1 DESC, 2;
 -- A page of recipients sums the faucet's kept sums of the coin, a row a
 -- recipient, and its payouts not yet folded.
 -- name: StatsUsers
-WITH RECURSIVE {{StatsPayoutBlocks}}
+-- By rank, as sqlstore's StatsUsers (migration 0033 here). CROSS JOIN
+-- keeps the ranked recipients the outer loop: otherwise the planner reads
+-- every sum of the faucet's coin and probes them.
+WITH RECURSIVE {{StatsPayoutBlocks}},
+pending AS MATERIALIZED (
+  SELECT q.recipient_id, q.amount, q.created_at FROM sblocks b CROSS JOIN payouts q
+  WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2 AND q.id >= (SELECT folded FROM stats_mark)),
+ranked AS (
+  SELECT recipient_id FROM (SELECT recipient_id FROM stats_users WHERE faucet_id = $1 AND coin = $2
+    ORDER BY amount DESC, recipient_id LIMIT $3 + $4)
+  UNION
+  SELECT recipient_id FROM pending)
 SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
   SELECT recipient_id, SUM(n) AS n, CAST(SUM(total) AS BIGINT) AS total, MAX(last_at) AS last_at FROM (
-    SELECT recipient_id, payouts AS n, amount AS total, last_at FROM stats_users WHERE faucet_id = $1 AND coin = $2
+    SELECT k.recipient_id, k.payouts AS n, k.amount AS total, k.last_at FROM ranked r CROSS JOIN stats_users k
+    WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = r.recipient_id
     UNION ALL
-    SELECT q.recipient_id, 1, q.amount, q.created_at FROM sblocks b CROSS JOIN payouts q
-    WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2 AND q.id >= (SELECT folded FROM stats_mark))
+    SELECT recipient_id, 1, amount, created_at FROM pending)
   GROUP BY recipient_id
 ) s JOIN users u ON u.id = s.recipient_id
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;

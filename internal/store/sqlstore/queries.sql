@@ -442,12 +442,30 @@ SELECT day, coin, CAST(SUM(n) AS BIGINT), CAST(SUM(total) AS BIGINT), CAST(SUM(r
 GROUP BY day, coin ORDER BY 1 DESC, 2;
 
 -- name: StatsUsers
+-- The users' page reads the sums by rank (stats_users_rank, migration
+-- 0032): a page of the final order is among the first $3 + $4 of the
+-- kept sums and the recipients paid since the mark, since a recipient
+-- outside both keeps their kept total, which every one of those first
+-- ranks, ties by recipient included, has reached already. So it reads
+-- those, not every recipient the faucet paid. Each is looked up by the
+-- key (the LIMIT keeps the lookup a nested loop: the generic plan
+-- guesses a tenth of the sums for the ranked ones, and joined them by
+-- hashing every sum of the faucet's coin).
+WITH pending AS MATERIALIZED (
+  SELECT recipient_id, amount, created_at FROM payouts
+  WHERE id >= (SELECT folded FROM stats_mark) AND id < (SELECT folded FROM stats_mark) + 4611686018427387904 AND faucet_id + 0 = $1 AND coin = $2),
+ranked AS (
+  SELECT recipient_id FROM (SELECT recipient_id FROM stats_users WHERE faucet_id = $1 AND coin = $2
+    ORDER BY amount DESC, recipient_id LIMIT CAST($3 AS BIGINT) + CAST($4 AS BIGINT)) AS top
+  UNION
+  SELECT recipient_id FROM pending)
 SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
   SELECT recipient_id, CAST(SUM(n) AS BIGINT) AS n, CAST(SUM(total) AS BIGINT) AS total, MAX(last_at) AS last_at FROM (
-    SELECT recipient_id, payouts AS n, amount AS total, last_at FROM stats_users WHERE faucet_id = $1 AND coin = $2
+    SELECT r.recipient_id, k.payouts AS n, k.amount AS total, k.last_at FROM ranked r CROSS JOIN LATERAL (
+      SELECT payouts, amount, last_at FROM stats_users
+      WHERE faucet_id = $1 AND coin = $2 AND recipient_id = r.recipient_id LIMIT 1) AS k
     UNION ALL
-    SELECT recipient_id, 1, amount, created_at FROM payouts
-    WHERE id >= (SELECT folded FROM stats_mark) AND id < (SELECT folded FROM stats_mark) + 4611686018427387904 AND faucet_id + 0 = $1 AND coin = $2) AS r
+    SELECT recipient_id, 1, amount, created_at FROM pending) AS r
   GROUP BY recipient_id
 ) s JOIN users u ON u.id = s.recipient_id
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;

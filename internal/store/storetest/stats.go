@@ -198,6 +198,64 @@ func testStatsFoldedAgree(t *testing.T, st store.Store) {
 	check("folded again")
 }
 
+// testStatsUsersPagedByRank (D73): the users' page reads the first of the
+// kept sums' rank and the recipients paid since the mark, so every page
+// of every size is checked, with ties, and with payouts since the mark
+// that lift a recipient from the bottom of the rank to the top, or into a
+// tie, or add one never folded.
+func testStatsUsersPagedByRank(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	fs, ok := st.(statsFolding)
+	if !ok {
+		t.Fatalf("%T keeps no statistics' sums", st)
+	}
+	owner := newUser(t, st, "owner")
+	var users []*drip.User
+	for i := range 13 {
+		users = append(users, newUser(t, st, fmt.Sprintf("user%d", i)))
+	}
+	f := newFaucet(t, st, owner, "key")
+	deposit(t, st, f.AccountID, "BTC", 1_000_000)
+	var paid []drip.Payout
+	payTo := func(i int, amount int64) {
+		paid = append(paid, pay(t, st, f, users[i], "BTC", amount, "", t0.Add(time.Duration(len(paid))*time.Minute)))
+	}
+	check := func(state string) {
+		t.Helper()
+		all := wantUsers(paid, users, f.ID, "BTC")
+		for _, limit := range []int{1, 2, 5} {
+			for offset := 0; offset <= len(all)+1; offset++ {
+				got, total, err := st.StatsUsers(ctx, &store.PageParams{ID: f.ID, Coin: "BTC", Limit: limit, Offset: offset})
+				if err != nil {
+					t.Fatalf("%s: StatsUsers: %v", state, err)
+				}
+				want := all[min(offset, len(all)):min(offset+limit, len(all))]
+				if diff := gocmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || total != int64(len(all)) {
+					t.Errorf("%s: page of %d from %d, total %d of %d (-want +got):\n%s", state, limit, offset, total, len(all), diff)
+				}
+			}
+		}
+	}
+	for i := range 12 { // four totals, three recipients each
+		payTo(i, int64(10*(1+i%4)))
+	}
+	check("nothing folded")
+	foldAll(t, fs)
+	check("every payout folded")
+	payTo(0, 100)  // from a bottom rank (10) to the top (110)
+	payTo(2, 10)   // into a tie with the recipients at 40
+	payTo(12, 40)  // one never folded, in that tie too
+	payTo(5, 1000) // and a second payout since the mark
+	payTo(5, 1)
+	check("payouts since the mark")
+	if _, err := fs.StatsFold(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	check("some of them folded")
+	foldAll(t, fs)
+	check("folded again")
+}
+
 // wantDaily sums paid as StatsDaily does: the faucet's payouts since,
 // per UTC day and coin, newest day first.
 func wantDaily(paid []drip.Payout, faucetID int64, since time.Time) []drip.DailyStat {

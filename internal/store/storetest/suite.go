@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(testing.TB) store.Store) {
 		{"StatsDailyByUTCDayAndCoin", testStatsDailyByUTCDayAndCoin},
 		{"StatsUsersLargestFirstAndPaged", testStatsUsersLargestFirstAndPaged},
 		{"StatsFoldedAgree", testStatsFoldedAgree},
+		{"StatsUsersPagedByRank", testStatsUsersPagedByRank},
 		{"StatsFoldWaitsForOpenPayouts", testStatsFoldWaitsForOpenPayouts},
 		{"NotificationInsertAndListNewestFirst", testNotificationInsertAndList},
 		{"NotificationClaimLeasesAndRecordEnds", testNotificationClaimLeaseAndRecord},
