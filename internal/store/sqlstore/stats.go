@@ -23,8 +23,9 @@ import (
 // last one and uses once those transactions have all ended
 // (StatsHorizonNext, StatsHorizonSet).
 //
-// Folding costs the writer about 6 µs a payout (a sum written a
-// recipient a range: BENCHMARKS.md, round twenty-nine), which a faucet
+// Folding costs the writer about 8.6 µs a payout (a sum and its rank
+// written a recipient a range: BENCHMARKS.md, rounds twenty-nine and
+// thirty), which a faucet
 // paying at full speed would feel. So the folder folds when the writer
 // has time to spare, fewer than statsQuiet payouts made in the last
 // second, or when this process has read the statistics in the last
@@ -35,8 +36,9 @@ import (
 
 const (
 	// statsFoldRange is how many payout ids a fold's transaction adds:
-	// about 6 ms of SQLite's writer.
-	statsFoldRange = 1024
+	// about 6.6 ms of SQLite's writer, which a payout batch may wait
+	// behind.
+	statsFoldRange = 768
 	// statsFoldEvery is how often the folder looks.
 	statsFoldEvery = time.Second
 	// statsQuiet is the payouts a second under which the folder takes
