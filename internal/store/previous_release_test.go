@@ -30,7 +30,10 @@ func TestPreviousReleaseSeesEveryChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		db, err := sql.Open("sqlite", "file:"+path)
+		// The previous release's node waits for the writer as every node
+		// does: the store's own background work (the compactor, the
+		// checkpointer, the statistics' folder) may hold it a moment.
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 		if err != nil {
 			t.Fatal(err)
 		}
