@@ -130,15 +130,22 @@ type statsFolding interface {
 	StatsPending(ctx context.Context) (from, end int64, err error)
 }
 
+// folding is st as the store that keeps the statistics as sums it must be.
+func folding(t testing.TB, st store.Store) statsFolding {
+	t.Helper()
+	fs, ok := st.(statsFolding)
+	if !ok {
+		t.Fatalf("%T keeps no statistics' sums", st)
+	}
+	return fs
+}
+
 // testStatsFoldedAgree (D73): the statistics say what the payouts say
 // before any fold, after each small fold, once everything is folded, and
 // with payouts made after that, on either engine.
 func testStatsFoldedAgree(t *testing.T, st store.Store) {
 	ctx := context.Background()
-	fs, ok := st.(statsFolding)
-	if !ok {
-		t.Fatalf("%T keeps no statistics' sums", st)
-	}
+	fs := folding(t, st)
 	owner := newUser(t, st, "owner")
 	users := []*drip.User{newUser(t, st, "alice"), newUser(t, st, "bob"), newUser(t, st, "carol")}
 	f, g := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2")
@@ -205,10 +212,7 @@ func testStatsFoldedAgree(t *testing.T, st store.Store) {
 // tie, or add one never folded.
 func testStatsUsersPagedByRank(t *testing.T, st store.Store) {
 	ctx := context.Background()
-	fs, ok := st.(statsFolding)
-	if !ok {
-		t.Fatalf("%T keeps no statistics' sums", st)
-	}
+	fs := folding(t, st)
 	owner := newUser(t, st, "owner")
 	var users []*drip.User
 	for i := range 13 {
@@ -339,7 +343,7 @@ func testStatsFoldWaitsForOpenPayouts(t *testing.T, st store.Store) {
 		t.Skip("one writer: a fold cannot run beside an open payout")
 	}
 	ctx := context.Background()
-	fs := st.(statsFolding)
+	fs := folding(t, st)
 	owner, alice, bob := newUser(t, st, "owner"), newUser(t, st, "alice"), newUser(t, st, "bob")
 	// The open payout holds its faucet's balance: the later ones pay from
 	// another faucet.
@@ -428,10 +432,7 @@ func foldAll(t *testing.T, fs statsFolding) {
 func StatsReconciled(t *testing.T, st store.Store, exec func(query string) int64) {
 	t.Helper()
 	ctx := context.Background()
-	fs, ok := st.(statsFolding)
-	if !ok {
-		t.Fatalf("%T keeps no statistics' sums", st)
-	}
+	fs := folding(t, st)
 	owner := newUser(t, st, "owner")
 	users := []*drip.User{newUser(t, st, "alice"), newUser(t, st, "bob"), newUser(t, st, "carol")}
 	f, g, h := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2"), newFaucet(t, st, owner, "key3")
