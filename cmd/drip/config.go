@@ -28,6 +28,9 @@ type dbFlags struct {
 	// log receives warnings about the database (a data directory others
 	// can read); nil writes them to stderr.
 	log *slog.Logger
+	// node is set by serve: on SQLite only the serving node runs the
+	// store's background writers (sqlite.OpenTool says why).
+	node bool
 }
 
 func (d *dbFlags) register(fs *flag.FlagSet) {
@@ -63,7 +66,10 @@ func openStore(ctx context.Context, d dbFlags) (store.Store, error) {
 	for _, w := range warnings {
 		log.Warn(w, "data_dir", d.dataDir)
 	}
-	return sqlite.Open(ctx, path)
+	if d.node {
+		return sqlite.Open(ctx, path)
+	}
+	return sqlite.OpenTool(ctx, path)
 }
 
 // openApp opens the database the flags name and builds the services over it.

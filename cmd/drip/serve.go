@@ -117,7 +117,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// statement the request gave up on does not run on, and a transaction
 	// whose COMMIT is stuck in the network ends within the ledger's
 	// settle margin, so it cannot commit after its caller was answered.
-	d.log = log
+	d.log, d.node = log, true
 	d.timeouts = &postgres.Timeouts{Connect: *dbConnectTimeout, Statement: *requestTimeout, IdleInTransaction: ledger.SettleMargin / 2}
 	if *webhookLease < 0 {
 		return usagef("--webhook-lease must not be negative")

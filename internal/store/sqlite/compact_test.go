@@ -131,6 +131,26 @@ func TestCompactorCatchesUp(t *testing.T) {
 	fx.check(t, "caught up by itself")
 }
 
+// TestToolLeavesTheBlocks: a store opened by OpenTool (drip admin, drip
+// bench's own) runs no compactor, so it never takes the file's write
+// lock beside the node's writer; its reads are exact all the same.
+func TestToolLeavesTheBlocks(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "drip.db")
+	st, err := OpenTool(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	raw := rawDB(t, path)
+	fx := seedPayouts(t, st, raw, 3)
+	time.Sleep(10 * compactEvery) // ten of a compactor's ticks
+	if w := watermark(t, raw); w != 0 {
+		t.Errorf("watermark %d beside a tool's store, want 0: a compactor ran", w)
+	}
+	fx.check(t, "no compactor")
+}
+
 // perBlock is how many payouts seedPayouts writes in each block: more
 // than a chunk, so a block is copied in two.
 const perBlock = compactChunk + compactChunk/2

@@ -29,13 +29,27 @@ var migrations embed.FS
 var overrides string
 
 // Open opens (creating if needed) the database file at path and applies
-// pending migrations.
+// pending migrations, for the node that serves it: with the compactor
+// (D71, D72) and the statistics' folder (D73) running beside its writer.
 func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	return open(ctx, path, true)
 }
 
+// OpenTool is Open for a process beside the node (drip admin, drip
+// migrate, drip bench's own setup): without the compactor and the folder,
+// whose work is the node's. Reads are exact whatever they have done. Two
+// processes' background writers contend for the file's one write lock,
+// and a writer that finds it taken sleeps in SQLite's busy handler (1, 2,
+// 5 ... 100 ms at a time) holding the node's one writer connection: a
+// bench's own compactor, opening an empty write transaction ten times a
+// second, stalled the node's payout batches 80 ms to 3 s at a time
+// (BENCHMARKS.md, round thirty-one).
+func OpenTool(ctx context.Context, path string) (*sqlstore.DB, error) {
+	return open(ctx, path, false)
+}
+
 // open is Open, with the compactor and the statistics folder started
-// only if compact: a test steps them itself.
+// only if compact: a tool leaves them to the node, a test steps them.
 func open(ctx context.Context, path string, compact bool) (*sqlstore.DB, error) {
 	if _, err := EnsurePrivate(path); err != nil {
 		return nil, err
