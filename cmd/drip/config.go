@@ -28,8 +28,9 @@ type dbFlags struct {
 	// log receives warnings about the database (a data directory others
 	// can read); nil writes them to stderr.
 	log *slog.Logger
-	// node is set by serve: on SQLite only the serving node runs the
-	// store's background writers (sqlite.OpenTool says why).
+	// node is set by serve: only the serving node runs the store's
+	// background writers, SQLite's compactor and either engine's
+	// statistics folder (sqlite.OpenTool and postgres.OpenTool say why).
 	node bool
 }
 
@@ -44,10 +45,14 @@ func openStore(ctx context.Context, d dbFlags) (store.Store, error) {
 		if !strings.HasPrefix(d.databaseURL, "postgres://") && !strings.HasPrefix(d.databaseURL, "postgresql://") {
 			return nil, usagef("--database-url must be a postgres:// URL (leave it empty for SQLite)")
 		}
-		if d.timeouts != nil {
-			return postgres.OpenTimeouts(ctx, d.databaseURL, *d.timeouts)
+		if !d.node {
+			return postgres.OpenTool(ctx, d.databaseURL)
 		}
-		return postgres.Open(ctx, d.databaseURL)
+		t := postgres.DefaultTimeouts
+		if d.timeouts != nil {
+			t = *d.timeouts
+		}
+		return postgres.OpenTimeouts(ctx, d.databaseURL, t)
 	}
 	if d.dataDir == "" {
 		return nil, usagef("--data-dir must not be empty")

@@ -49,14 +49,30 @@ type Timeouts struct {
 var DefaultTimeouts = Timeouts{Connect: 5 * time.Second, IdleInTransaction: time.Second}
 
 // Open connects to the database at url (postgres://...) with
-// DefaultTimeouts and applies pending migrations. A search_path parameter
-// in the URL selects a schema.
+// DefaultTimeouts, applies pending migrations and starts the statistics
+// folder (D73), as a serving node does. A search_path parameter in the
+// URL selects a schema.
 func Open(ctx context.Context, url string) (*sqlstore.DB, error) {
 	return OpenTimeouts(ctx, url, DefaultTimeouts)
 }
 
 // OpenTimeouts is Open with the given timeouts (zero fields: none).
 func OpenTimeouts(ctx context.Context, url string, t Timeouts) (*sqlstore.DB, error) {
+	return open(ctx, url, t, true)
+}
+
+// OpenTool is Open for a process beside the nodes (drip admin, drip
+// migrate, drip bench's own store), as sqlite.OpenTool is: without the
+// statistics folder, whose work is the nodes'. Its reads are exact
+// without it (D73). A tool's folder would fold beside the nodes' for as
+// long as the tool runs, and drip bench's own store is open for a whole
+// bench.
+func OpenTool(ctx context.Context, url string) (*sqlstore.DB, error) {
+	return open(ctx, url, DefaultTimeouts, false)
+}
+
+// open is OpenTimeouts, with the folder started only if fold.
+func open(ctx context.Context, url string, t Timeouts, fold bool) (*sqlstore.DB, error) {
 	cfg, err := poolConfig(url, t)
 	if err != nil {
 		return nil, err
@@ -79,7 +95,9 @@ func OpenTimeouts(ctx context.Context, url string, t Timeouts) (*sqlstore.DB, er
 		pool.Close()
 		return nil, fmt.Errorf("postgres: migrate: %w", err)
 	}
-	db.StartStatsFolder() // D73
+	if fold {
+		db.StartStatsFolder() // D73
+	}
 	return db, nil
 }
 

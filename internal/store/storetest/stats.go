@@ -524,3 +524,47 @@ func StatsReconciled(t *testing.T, st store.Store, exec func(query string) int64
 		rebuild(c.name)
 	}
 }
+
+// ToolLeavesTheSums checks that a tool's store (drip admin, drip migrate,
+// drip bench's own) folds no statistics, and that a node's does (D73).
+// open opens one more store on the test's one database: a serving node's
+// if node, a tool's otherwise. The database must have no node's store
+// open yet: its folder would fold what the tool's must leave.
+func ToolLeavesTheSums(t *testing.T, open func(node bool) store.Store) {
+	ctx := context.Background()
+	tool := open(false)
+	fs := folding(t, tool)
+	owner, user := newUser(t, tool, "owner"), newUser(t, tool, "alice")
+	f := newFaucet(t, tool, owner, "key")
+	deposit(t, tool, f.AccountID, "BTC", 1_000)
+	for range 3 {
+		pay(t, tool, f, user, "BTC", 10, "", time.Now())
+	}
+	from, end, err := fs.StatsPending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from >= end {
+		t.Fatalf("mark %d, next payout %d before any fold: want the payouts pending", from, end)
+	}
+	// A folder looks every second (sqlstore's statsFoldEvery) and, with
+	// so few payouts made, folds at its first look.
+	time.Sleep(2500 * time.Millisecond)
+	if now, _, err := fs.StatsPending(ctx); err != nil || now != from {
+		t.Fatalf("mark %d (%v) after two and a half seconds beside a tool's store, want %d: a folder ran", now, err, from)
+	}
+	// The node's folder folds them: the wait above could tell.
+	open(true)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		now, _, err := fs.StatsPending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now >= end {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mark %d 20 s after a node's store opened, want %d: the node's folder did not fold", now, end)
+		}
+	}
+}
