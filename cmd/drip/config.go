@@ -48,11 +48,10 @@ func openStore(ctx context.Context, d dbFlags) (store.Store, error) {
 		if !d.node {
 			return postgres.OpenTool(ctx, d.databaseURL)
 		}
-		t := postgres.DefaultTimeouts
 		if d.timeouts != nil {
-			t = *d.timeouts
+			return postgres.OpenTimeouts(ctx, d.databaseURL, *d.timeouts)
 		}
-		return postgres.OpenTimeouts(ctx, d.databaseURL, t)
+		return postgres.Open(ctx, d.databaseURL)
 	}
 	if d.dataDir == "" {
 		return nil, usagef("--data-dir must not be empty")
