@@ -536,17 +536,19 @@ func TestPagesSearchFromTheirCursor(t *testing.T) {
 // plan, never a scan of payouts nor a search of a faucet's whole history
 // (D73); a fold reads its range of payouts by the key too.
 //
-// The sums hold two faucets' 20,000 recipients, analyzed, so that the
-// planner weighs the rank against the key as it would on a real database:
-// the users' page reads the first of the rank and looks the pending
-// recipients up by the key, never every sum of the faucet's coin.
+// The sums hold two faucets' 20,000 recipients, and the counts of
+// recipients 5,000 faucets', analyzed, so that the planner weighs the rank
+// against the key as it would on a real database: the users' page reads
+// the first of the rank and looks the pending recipients up by the key,
+// never every sum of the faucet's coin, and its count reads one count.
 func TestStatisticsReadSums(t *testing.T) {
 	requirePostgres(t)
 	conn := connect(t)
 	for _, q := range []string{
 		`INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at)
 		 SELECT 1 + i % 2, 'BTC', i, 1 + i % 7, 1000 + i % 997, i FROM generate_series(1, 20000) AS i`,
-		`ANALYZE stats_users`,
+		`INSERT INTO stats_user_counts (faucet_id, coin, recipients) SELECT i, 'BTC', 1 FROM generate_series(3, 5000) AS i`,
+		`ANALYZE stats_users`, `ANALYZE stats_user_counts`,
 	} {
 		if _, err := conn.Exec(context.Background(), q); err != nil {
 			t.Fatal(err)
@@ -560,7 +562,7 @@ func TestStatisticsReadSums(t *testing.T) {
 	}{
 		"StatsDaily":      {"1, 0", []string{"stats_days_pkey"}, true},
 		"StatsUsers":      {"1, 'BTC', 50, 0", []string{"Index Only Scan using stats_users_rank", "Index Scan using stats_users_pkey"}, true},
-		"StatsUsersCount": {"1, 'BTC'", []string{"stats_users_pkey"}, false},
+		"StatsUsersCount": {"1, 'BTC'", []string{"stats_user_counts_pkey", "stats_users_pkey"}, true},
 		"StatsFoldUsers":  {"100", nil, false},
 	} {
 		joined := plan(name, c.args)
@@ -573,7 +575,41 @@ func TestStatisticsReadSums(t *testing.T) {
 }
 
 // sumsScanned is a plan's scan of the statistics' sums.
-var sumsScanned = regexp.MustCompile(`Seq Scan on stats_(users|days|day_users) `)
+var sumsScanned = regexp.MustCompile(`Seq Scan on stats_(users|days|day_users|user_counts) `)
+
+// TestStatisticsCountedOnUpgrade: migration 0033 counts the recipients
+// of the sums folded before it, and the folds after it count theirs
+// (D73; storetest.StatsCountedOnUpgrade).
+func TestStatisticsCountedOnUpgrade(t *testing.T) {
+	requirePostgres(t)
+	st, conn := storetest.OpenPostgresConn(t)
+	storetest.StatsCountedOnUpgrade(t, st, []string{
+		`DROP TRIGGER stats_users_counted ON stats_users`, `DROP FUNCTION stats_users_counted()`,
+		`DROP TABLE stats_user_counts`, `DELETE FROM schema_migrations WHERE version = 33`,
+	}, func(query string) int64 {
+		t.Helper()
+		tag, err := conn.Exec(context.Background(), query)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		return tag.RowsAffected()
+	})
+}
+
+// BenchmarkStatsUsers: storetest.BenchStatsUsers on PostgreSQL.
+func BenchmarkStatsUsers(b *testing.B) {
+	if os.Getenv(storetest.PostgresEnv) == "" {
+		b.Skipf("%s is not set", storetest.PostgresEnv)
+	}
+	storetest.BenchStatsUsers(b, func(b *testing.B) (store.Store, func(query string)) {
+		st, conn := storetest.OpenPostgresConn(b)
+		return st, func(query string) {
+			if _, err := conn.Exec(context.Background(), query); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
 
 // TestStatisticsReconciled: reconcile names the faucet of each kind of
 // wrong sum, and a rebuild mends them (D73; storetest.StatsReconciled).

@@ -400,8 +400,10 @@ SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 
 -- name: StatsUsersCount
+-- As sqlstore's: the kept count (migration 0034 here), and the recipients
+-- paid since the mark that the sums do not hold.
 WITH RECURSIVE {{StatsPayoutBlocks}}
-SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
+SELECT COALESCE((SELECT recipients FROM stats_user_counts WHERE faucet_id = $1 AND coin = $2), 0) + (
   SELECT COUNT(DISTINCT q.recipient_id) FROM sblocks b CROSS JOIN payouts q
   WHERE q.id >> 8 = +b.n AND q.faucet_id = $1 AND q.coin = $2 AND q.id >= (SELECT folded FROM stats_mark)
     AND NOT EXISTS (SELECT 1 FROM stats_users k WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = q.recipient_id));

@@ -309,12 +309,39 @@ func TestPayoutRecordsUnkeyed(t *testing.T) {
 func TestStatisticsReconciled(t *testing.T) {
 	t.Parallel()
 	st, path := storetest.OpenSQLitePath(t)
+	storetest.StatsReconciled(t, st, rawExec(t, path))
+}
+
+// TestStatisticsCountedOnUpgrade: migration 0034 counts the recipients
+// of the sums folded before it, and the folds after it count theirs
+// (D73; storetest.StatsCountedOnUpgrade).
+func TestStatisticsCountedOnUpgrade(t *testing.T) {
+	t.Parallel()
+	st, path := storetest.OpenSQLitePath(t)
+	storetest.StatsCountedOnUpgrade(t, st, []string{
+		`DROP TRIGGER stats_users_counted`, `DROP TABLE stats_user_counts`,
+		`DELETE FROM schema_migrations WHERE version = 34`,
+	}, rawExec(t, path))
+}
+
+// BenchmarkStatsUsers: storetest.BenchStatsUsers on SQLite.
+func BenchmarkStatsUsers(b *testing.B) {
+	storetest.BenchStatsUsers(b, func(b *testing.B) (store.Store, func(query string)) {
+		st, path := storetest.OpenSQLitePath(b)
+		exec := rawExec(b, path)
+		return st, func(query string) { exec(query) }
+	})
+}
+
+// rawExec runs a statement on a connection of its own to the database at
+// path, beside the store's, and returns how many rows it changed.
+func rawExec(t testing.TB, path string) func(query string) int64 {
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
-	storetest.StatsReconciled(t, st, func(query string) int64 {
+	return func(query string) int64 {
 		t.Helper()
 		res, err := raw.Exec(query)
 		if err != nil {
@@ -325,5 +352,5 @@ func TestStatisticsReconciled(t *testing.T) {
 			t.Fatal(err)
 		}
 		return n
-	})
+	}
 }

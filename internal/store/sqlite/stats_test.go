@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -224,10 +225,12 @@ func TestStatisticsReadSums(t *testing.T) {
 			"SCAN s",
 			"SEARCH u USING INTEGER PRIMARY KEY (rowid=?)",
 			"USE TEMP B-TREE FOR ORDER BY"}},
+		// Its count of the recipients in the sums: one row, not every
+		// sum of the faucet's coin (migration 0034).
 		"StatsUsersCount": {[]any{1, "BTC"}, slices.Concat([]string{
 			"SCAN CONSTANT ROW",
 			"SCALAR SUBQUERY 4",
-			"SEARCH stats_users USING COVERING INDEX stats_users_rank (faucet_id=? AND coin=?)",
+			"SEARCH stats_user_counts USING PRIMARY KEY (faucet_id=? AND coin=?)",
 			"SCALAR SUBQUERY 7"}, sinceMark[:7], []string{
 			"USE TEMP B-TREE FOR count(DISTINCT)",
 			"SCAN b",
@@ -343,5 +346,54 @@ func (fx *byFaucet) statsAgree(t *testing.T, state string) {
 				t.Errorf("%s: faucet %d's StatsUsers in %s, total %d, want %d (-want +got):\n%s", state, f.ID, coin, total, len(want), diff)
 			}
 		}
+	}
+}
+
+// BenchmarkStatsFold is the writer's time for a fold of 768 payout ids
+// (sqlstore's statsFoldRange, D73): to recipients it has not folded yet,
+// each payout a sum of its own and so a recipient counted (new), and to
+// 10,000 recipients already in the sums (known), as drip bench's hot pays
+// them. Only the payouts' rows are written, as BenchmarkCompactBlock's.
+func BenchmarkStatsFold(b *testing.B) {
+	const perFold = 768
+	for _, shape := range []struct {
+		name       string
+		recipients int64 // 0: a new recipient each payout
+	}{{"new", 0}, {"known", 10_000}} {
+		b.Run(shape.name, func(b *testing.B) {
+			ctx := context.Background()
+			path := filepath.Join(b.TempDir(), "drip.db")
+			st, err := open(ctx, path, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			raw := rawDB(b, path)
+			next := int64(1) // the next payout's id
+			write := func(n int64) {
+				if _, err := raw.ExecContext(ctx, `WITH RECURSIVE s (id) AS (SELECT ?1 UNION ALL SELECT id + 1 FROM s WHERE id + 1 < ?1 + ?2)
+					INSERT INTO payouts (id, faucet_id, recipient_id, transfer_id, to_given, coin, amount, ip_address, referral, created_at)
+					SELECT id, 1, CASE WHEN ?3 = 0 THEN id ELSE 1 + id % ?3 END, id, '', 'BTC', 1000, '', '', ?4 + id FROM s`,
+					next, n, shape.recipients, time.Now().UnixMicro()); err != nil {
+					b.Fatal(err)
+				}
+				next += n
+			}
+			if shape.recipients > 0 { // every recipient in the sums
+				write(2 * shape.recipients)
+				if _, err := st.StatsFold(ctx, 2*shape.recipients); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				b.StopTimer()
+				write(perFold)
+				b.StartTimer()
+				if _, err := st.StatsFold(ctx, perFold); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*perFold)/1e3, "µs/payout")
+		})
 	}
 }

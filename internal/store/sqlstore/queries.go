@@ -49,7 +49,7 @@ type queries struct {
 	IdempotencyDeleteBefore, KeySpendGet, KeySpendInit, KeySpendAdd                 stmt
 	StatsDaily, StatsUsers, StatsUsersCount, TransactionList, TransactionCount      stmt
 	StatsFoldRange, StatsFoldDays, StatsFoldDayUsers, StatsFoldUsers, StatsFoldMark stmt // D73
-	StatsPending                                                                    stmt // D73
+	StatsPending, StatsRebuildUserCounts                                            stmt // D73
 	ReconcileStatistics, StatsRebuildUsers, StatsRebuildDays, StatsRebuildDayUsers  stmt // D73
 	NotificationInsert, NotificationsInsertRows, NotificationListByFaucet           stmt
 	NotificationDue, NotificationLease, NotificationRecord, NotificationBacklog     stmt

@@ -471,7 +471,10 @@ SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 
 -- name: StatsUsersCount
-SELECT (SELECT COUNT(*) FROM stats_users WHERE faucet_id = $1 AND coin = $2) + (
+-- The recipients of the kept sums are counted by the fold (migration 0033:
+-- stats_user_counts), and those paid since the mark that the sums do not
+-- hold are added.
+SELECT COALESCE((SELECT recipients FROM stats_user_counts WHERE faucet_id = $1 AND coin = $2), 0) + (
   SELECT COUNT(DISTINCT p.recipient_id) FROM payouts p
   WHERE p.id >= (SELECT folded FROM stats_mark) AND p.id < (SELECT folded FROM stats_mark) + 4611686018427387904 AND p.faucet_id + 0 = $1 AND p.coin = $2
     AND NOT EXISTS (SELECT 1 FROM stats_users k WHERE k.faucet_id = $1 AND k.coin = $2 AND k.recipient_id = p.recipient_id));
@@ -524,14 +527,16 @@ UPDATE stats_mark SET folded = $1;
 -- snapshot, in which the mark and the sums moved together. The payouts
 -- are grouped once, by faucet, day, coin and recipient (the day's
 -- recipients), and those groups summed again for the users' and the
--- days' sums. A row on either side only is a mismatch.
+-- days' sums; the users' are counted by faucet and coin for the counts of
+-- recipients. A row on either side only is a mismatch.
 -- name: ReconcileStatistics
 WITH p AS MATERIALIZED (
   SELECT faucet_id, created_at / 86400000000 AS day, coin, recipient_id, COUNT(*) AS n, SUM(amount) AS total, MAX(created_at) AS last_at
   FROM payouts WHERE id < (SELECT folded FROM stats_mark)
   GROUP BY faucet_id, created_at / 86400000000, coin, recipient_id),
 u AS (SELECT faucet_id, coin, recipient_id, SUM(n) AS n, SUM(total) AS total, MAX(last_at) AS last_at FROM p GROUP BY faucet_id, coin, recipient_id),
-d AS (SELECT faucet_id, day, coin, SUM(n) AS n, SUM(total) AS total, COUNT(*) AS recipients FROM p GROUP BY faucet_id, day, coin)
+d AS (SELECT faucet_id, day, coin, SUM(n) AS n, SUM(total) AS total, COUNT(*) AS recipients FROM p GROUP BY faucet_id, day, coin),
+c AS (SELECT faucet_id, coin, COUNT(*) AS recipients FROM u GROUP BY faucet_id, coin)
 SELECT COALESCE(u.faucet_id, s.faucet_id) FROM u FULL JOIN stats_users s
   ON s.faucet_id = u.faucet_id AND s.coin = u.coin AND s.recipient_id = u.recipient_id
 WHERE u.faucet_id IS NULL OR s.faucet_id IS NULL OR s.payouts <> u.n OR s.amount <> u.total OR s.last_at <> u.last_at
@@ -543,6 +548,10 @@ UNION
 SELECT COALESCE(p.faucet_id, s.faucet_id) FROM p FULL JOIN stats_day_users s
   ON s.faucet_id = p.faucet_id AND s.day = p.day AND s.coin = p.coin AND s.recipient_id = p.recipient_id
 WHERE p.faucet_id IS NULL OR s.faucet_id IS NULL
+UNION
+SELECT COALESCE(c.faucet_id, s.faucet_id) FROM c FULL JOIN stats_user_counts s
+  ON s.faucet_id = c.faucet_id AND s.coin = c.coin
+WHERE c.faucet_id IS NULL OR s.faucet_id IS NULL OR s.recipients <> c.recipients
 ORDER BY 1;
 
 -- drip admin stats rebuild: the mark back to 0 (first, so that a fold of
@@ -557,6 +566,9 @@ DELETE FROM stats_days;
 
 -- name: StatsRebuildDayUsers
 DELETE FROM stats_day_users;
+
+-- name: StatsRebuildUserCounts
+DELETE FROM stats_user_counts;
 
 -- What the folder looks at: the mark, and the id the next payout takes.
 -- name: StatsPending

@@ -116,7 +116,7 @@ func (db *DB) StatsRebuild(ctx context.Context) error {
 		if _, err := q.exec(ctx, q.q.StatsFoldMark, 0); err != nil {
 			return err
 		}
-		for _, s := range []stmt{q.q.StatsRebuildUsers, q.q.StatsRebuildDays, q.q.StatsRebuildDayUsers} {
+		for _, s := range []stmt{q.q.StatsRebuildUsers, q.q.StatsRebuildDays, q.q.StatsRebuildDayUsers, q.q.StatsRebuildUserCounts} {
 			if _, err := q.exec(ctx, s); err != nil {
 				return err
 			}

@@ -467,12 +467,13 @@ func StatsReconciled(t *testing.T, st store.Store, exec func(query string) int64
 			if diff := gocmp.Diff(wantDaily(paid, fc.ID, midnight), got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s: faucet %d's StatsDaily (-want +got):\n%s", state, fc.ID, diff)
 			}
-			got2, _, err := st.StatsUsers(ctx, &store.PageParams{ID: fc.ID, Coin: "BTC", Limit: 50})
+			got2, total, err := st.StatsUsers(ctx, &store.PageParams{ID: fc.ID, Coin: "BTC", Limit: 50})
 			if err != nil {
 				t.Fatalf("%s: StatsUsers: %v", state, err)
 			}
-			if diff := gocmp.Diff(wantUsers(paid, users, fc.ID, "BTC"), got2, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%s: faucet %d's StatsUsers (-want +got):\n%s", state, fc.ID, diff)
+			want := wantUsers(paid, users, fc.ID, "BTC")
+			if diff := gocmp.Diff(want, got2, cmpopts.EquateEmpty()); diff != "" || total != int64(len(want)) {
+				t.Errorf("%s: faucet %d's StatsUsers, total %d, want %d (-want +got):\n%s", state, fc.ID, total, len(want), diff)
 			}
 		}
 	}
@@ -507,9 +508,13 @@ func StatsReconciled(t *testing.T, st store.Store, exec func(query string) int64
 		{"a day's payouts", []string{fmt.Sprintf(`UPDATE stats_days SET payouts = payouts + 1 WHERE faucet_id = %d`, f.ID)}, []int64{f.ID}},
 		{"a day's recipients", []string{fmt.Sprintf(`UPDATE stats_days SET recipients = recipients - 1 WHERE faucet_id = %d AND recipients > 1`, g.ID)}, []int64{g.ID}},
 		{"a day's recipient missing", []string{fmt.Sprintf(`DELETE FROM stats_day_users WHERE faucet_id = %d AND recipient_id = %d`, f.ID, users[0].ID)}, []int64{f.ID}},
+		{"a coin's count of recipients", []string{fmt.Sprintf(`UPDATE stats_user_counts SET recipients = recipients + 1 WHERE faucet_id = %d AND coin = 'DOGE'`, g.ID)}, []int64{g.ID}},
+		{"a coin's count missing", []string{fmt.Sprintf(`DELETE FROM stats_user_counts WHERE faucet_id = %d AND coin = 'BTC'`, f.ID)}, []int64{f.ID}},
 		{"sums of a faucet that paid nothing", []string{
 			fmt.Sprintf(`INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients) VALUES (%d, 20527, 'BTC', 1, 5, 1)`, h.ID),
 			fmt.Sprintf(`INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at) VALUES (%d, 'BTC', %d, 1, 5, 0)`, h.ID, users[0].ID)}, []int64{h.ID}},
+		{"a count of a faucet that paid nothing", []string{
+			fmt.Sprintf(`INSERT INTO stats_user_counts (faucet_id, coin, recipients) VALUES (%d, 'DOGE', 1)`, h.ID)}, []int64{h.ID}},
 		{"the mark moved back without the sums", []string{fmt.Sprintf(`UPDATE stats_mark SET folded = %d`, last.ID)}, []int64{last.FaucetID}},
 		{"two faucets", []string{
 			fmt.Sprintf(`UPDATE stats_users SET payouts = payouts + 1 WHERE faucet_id = %d`, g.ID),
@@ -522,6 +527,101 @@ func StatsReconciled(t *testing.T, st store.Store, exec func(query string) int64
 		}
 		check(c.name, c.want...)
 		rebuild(c.name)
+	}
+}
+
+// StatsCountedOnUpgrade checks the migration that keeps a count of each
+// faucet's recipients in a coin (stats_user_counts, D73) on a database
+// whose sums were folded before it: undo, the statements given, takes the
+// database back to before that migration (the trigger and the table gone,
+// the migration's version record deleted), and exec runs each. Payouts
+// folded then are folded as the previous release folds, without a count;
+// the migration counts every sum there is, and the folds after it count
+// the recipients they add. The users' page gives the right total at each
+// step, and reconcile finds nothing.
+func StatsCountedOnUpgrade(t *testing.T, st store.Store, undo []string, exec func(query string) int64) {
+	t.Helper()
+	ctx := context.Background()
+	fs := folding(t, st)
+	owner := newUser(t, st, "owner")
+	var users []*drip.User
+	for i := range 6 {
+		users = append(users, newUser(t, st, fmt.Sprintf("user%d", i)))
+	}
+	f, g := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2")
+	for _, fc := range []*drip.Faucet{f, g} {
+		deposit(t, st, fc.AccountID, "BTC", 1_000_000)
+		deposit(t, st, fc.AccountID, "DOGE", 1_000_000)
+	}
+	var paid []drip.Payout
+	// payTo pays each of the users from first to last once from both
+	// faucets, in BTC, and the first of them in DOGE too.
+	payTo := func(first, last int) {
+		for i := first; i <= last; i++ {
+			for _, fc := range []*drip.Faucet{f, g} {
+				paid = append(paid, pay(t, st, fc, users[i], "BTC", int64(1+i), "", t0.Add(time.Duration(len(paid))*time.Minute)))
+			}
+		}
+		paid = append(paid, pay(t, st, f, users[first], "DOGE", 3, "", t0.Add(time.Duration(len(paid))*time.Minute)))
+	}
+	check := func(state string) {
+		t.Helper()
+		for _, fc := range []*drip.Faucet{f, g} {
+			for _, coin := range []string{"BTC", "DOGE"} {
+				_, total, err := st.StatsUsers(ctx, &store.PageParams{ID: fc.ID, Coin: coin, Limit: 1})
+				if err != nil {
+					t.Fatalf("%s: StatsUsers: %v", state, err)
+				}
+				if want := int64(len(wantUsers(paid, users, fc.ID, coin))); total != want {
+					t.Errorf("%s: faucet %d pays %d recipients in %s, want %d", state, fc.ID, total, coin, want)
+				}
+			}
+		}
+		if got, err := st.ReconcileStatistics(ctx); err != nil || len(got) != 0 {
+			t.Errorf("%s: ReconcileStatistics = %v, %v; want none", state, got, err)
+		}
+	}
+	payTo(0, 2)
+	foldAll(t, fs)
+	check("folded")
+	for _, q := range undo {
+		exec(q)
+	}
+	payTo(1, 3) // one recipient more for each faucet, and two again
+	foldAll(t, fs)
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	check("migrated")
+	payTo(3, 5) // two more, one again
+	check("paid since the mark")
+	foldAll(t, fs)
+	check("folded again")
+}
+
+// BenchStatsUsers is a view of the users' page (D73): its count and its
+// first page of 50, with every payout of the faucet folded into the sums
+// of 10,000 to 1M recipients. open opens a new store and gives a way to
+// run a statement on its database. Only the sums are written, as the
+// folds would leave them (the count needs no user rows; the page's rows
+// join their users, and so come back empty here after the same reads of
+// the sums).
+func BenchStatsUsers(b *testing.B, open func(b *testing.B) (store.Store, func(query string))) {
+	for _, n := range []int64{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("recipients=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			st, exec := open(b)
+			exec(fmt.Sprintf(`WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < %d)
+				INSERT INTO stats_users (faucet_id, coin, recipient_id, payouts, amount, last_at)
+				SELECT 1, 'BTC', n, 1 + n %% 7, 1000 + n %% 997, n FROM s`, n))
+			exec(`ANALYZE`)
+			for b.Loop() {
+				_, total, err := st.StatsUsers(ctx, &store.PageParams{ID: 1, Coin: "BTC", Limit: 50})
+				if err != nil || total != n {
+					b.Fatalf("StatsUsers: total %d, %v; want %d", total, err, n)
+				}
+			}
+		})
 	}
 }
 
