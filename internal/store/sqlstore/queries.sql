@@ -492,11 +492,19 @@ FROM stats_mark m CROSS JOIN stats_horizon h FOR UPDATE OF m;
 
 -- The statements that add the range are written once for both engines
 -- (SQLite keeps its own StatsFoldRange, without the horizon).
+--
+-- StatsFoldDays looks each payout's recipient up among its day's by the
+-- key. OFFSET 0 keeps PostgreSQL from planning the lookup as a hash of
+-- every faucet's recipients of every day instead, which it chose while
+-- stats_day_users held up to about a million rows: a fold's cost grew with
+-- the days kept (42 ms for 768 ids at 30,000 rows, 4 ms by the key;
+-- BENCHMARKS.md, round thirty-four). LIMIT 1 because SQLite's OFFSET needs
+-- a LIMIT; neither changes what EXISTS answers.
 -- name: StatsFoldDays
 INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients)
 SELECT p.faucet_id, p.created_at / 86400000000, p.coin, COUNT(*), SUM(p.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
     SELECT 1 FROM stats_day_users k WHERE k.faucet_id = p.faucet_id AND k.day = p.created_at / 86400000000
-      AND k.coin = p.coin AND k.recipient_id = p.recipient_id)
+      AND k.coin = p.coin AND k.recipient_id = p.recipient_id LIMIT 1 OFFSET 0)
   THEN p.recipient_id END)
 FROM payouts p WHERE p.id >= (SELECT folded FROM stats_mark) AND p.id < $1
 GROUP BY p.faucet_id, p.created_at / 86400000000, p.coin
