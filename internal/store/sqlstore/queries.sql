@@ -495,11 +495,13 @@ FROM stats_mark m CROSS JOIN stats_horizon h FOR UPDATE OF m;
 --
 -- StatsFoldDays looks each payout's recipient up among its day's by the
 -- key. OFFSET 0 keeps PostgreSQL from planning the lookup as a hash of
--- every faucet's recipients of every day instead, which it chose while
--- stats_day_users held up to about a million rows: a fold's cost grew with
--- the days kept (42 ms for 768 ids at 30,000 rows, 4 ms by the key;
--- BENCHMARKS.md, round thirty-four). LIMIT 1 because SQLite's OFFSET needs
--- a LIMIT; neither changes what EXISTS answers.
+-- every faucet's recipients of every day kept, which it chose for tables
+-- not analyzed yet (after drip bench's load; a new deployment's, before
+-- autovacuum first looks): a fold's cost then grew with the days kept
+-- (25-34 ms for 768 ids at 30,000 rows, 2.0-2.4 ms by the key;
+-- BENCHMARKS.md, round thirty-four; TestStatisticsFoldLooksUpDayUsers).
+-- LIMIT 1 because SQLite's OFFSET needs a LIMIT; neither changes what
+-- EXISTS answers.
 -- name: StatsFoldDays
 INSERT INTO stats_days (faucet_id, day, coin, payouts, amount, recipients)
 SELECT p.faucet_id, p.created_at / 86400000000, p.coin, COUNT(*), SUM(p.amount), COUNT(DISTINCT CASE WHEN NOT EXISTS (
