@@ -321,7 +321,7 @@ func TestStatisticsCountedOnUpgrade(t *testing.T) {
 	storetest.StatsCountedOnUpgrade(t, st, []string{
 		`DROP TRIGGER stats_users_counted`, `DROP TABLE stats_user_counts`,
 		`DELETE FROM schema_migrations WHERE version = 34`,
-	}, rawExec(t, path))
+	}, rawExec(t, path), false)
 }
 
 // BenchmarkStatsUsers: storetest.BenchStatsUsers on SQLite.

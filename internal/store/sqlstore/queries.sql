@@ -471,9 +471,9 @@ SELECT u.payout_user_hash, s.n, s.total, s.last_at FROM (
 ORDER BY s.total DESC, s.recipient_id LIMIT $3 OFFSET $4;
 
 -- name: StatsUsersCount
--- The recipients of the kept sums are counted by the fold (migration 0033:
--- stats_user_counts), and those paid since the mark that the sums do not
--- hold are added.
+-- The recipients of the kept sums are counted as the folds insert their
+-- sums (migration 0033's triggers: stats_user_counts), and those paid
+-- since the mark that the sums do not hold are added.
 SELECT COALESCE((SELECT recipients FROM stats_user_counts WHERE faucet_id = $1 AND coin = $2), 0) + (
   SELECT COUNT(DISTINCT p.recipient_id) FROM payouts p
   WHERE p.id >= (SELECT folded FROM stats_mark) AND p.id < (SELECT folded FROM stats_mark) + 4611686018427387904 AND p.faucet_id + 0 = $1 AND p.coin = $2

@@ -539,7 +539,13 @@ func StatsReconciled(t *testing.T, st store.Store, exec func(query string) int64
 // the migration counts every sum there is, and the folds after it count
 // the recipients they add. The users' page gives the right total at each
 // step, and reconcile finds nothing.
-func StatsCountedOnUpgrade(t *testing.T, st store.Store, undo []string, exec func(query string) int64) {
+//
+// Then the previous release's drip admin stats rebuild, which empties the
+// sums and not the counts: where oldRebuildKept (PostgreSQL, whose
+// cluster runs both releases while it is upgraded), the counts follow the
+// sums and stay right; otherwise reconcile names both faucets until this
+// release's rebuild mends them.
+func StatsCountedOnUpgrade(t *testing.T, st store.Store, undo []string, exec func(query string) int64, oldRebuildKept bool) {
 	t.Helper()
 	ctx := context.Background()
 	fs := folding(t, st)
@@ -597,6 +603,22 @@ func StatsCountedOnUpgrade(t *testing.T, st store.Store, undo []string, exec fun
 	check("paid since the mark")
 	foldAll(t, fs)
 	check("folded again")
+
+	for _, q := range []string{`UPDATE stats_mark SET folded = 0`, `DELETE FROM stats_users`,
+		`DELETE FROM stats_days`, `DELETE FROM stats_day_users`} {
+		exec(q)
+	}
+	if !oldRebuildKept {
+		if got, err := st.ReconcileStatistics(ctx); err != nil || !slices.Equal(got, []int64{f.ID, g.ID}) {
+			t.Fatalf("after the previous release's rebuild: ReconcileStatistics = %v, %v; want both faucets", got, err)
+		}
+		if err := st.StatsRebuild(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("rebuilt by the previous release")
+	foldAll(t, fs)
+	check("rebuilt and folded")
 }
 
 // BenchStatsUsers is a view of the users' page (D73): its count and its
