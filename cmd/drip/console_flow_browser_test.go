@@ -93,7 +93,11 @@ func TestBrowserConsoleOwnerFlow(t *testing.T) {
 	has("the overview of statistics that disagree", "main", "statistics disagree with their payouts")
 	has("the faucet whose statistics disagree", "main", "Faucet 1")
 	c.shot("31-operator-overview-statistics")
+	// Undone by hand, with the count of recipients its insert added: on
+	// SQLite only the rebuild takes sums off the counts (D73).
 	stray(`DELETE FROM stats_users WHERE recipient_id = 999999`)
+	stray(`UPDATE stats_user_counts SET recipients = recipients - 1 WHERE faucet_id = 1 AND coin = 'DOGE'`)
+	stray(`DELETE FROM stats_user_counts WHERE recipients = 0`)
 	any("/operator/deposits")
 	c.shot("32-operator-deposits")
 	c.run("deposit form", chromedp.Click(chromedp.CSS(`input[name="kind"][value="user"]`)), fill("#target", "demo_owner"), choose("#coin", "DOGE"),
