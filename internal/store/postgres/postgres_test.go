@@ -594,10 +594,10 @@ func TestStatisticsReadSums(t *testing.T) {
 // recipients of every day kept (D73). The planner chose that hash for
 // tables not analyzed yet, and a fold's cost then grew with the days kept
 // (BENCHMARKS.md, round thirty-four). The tables hold what made it choose
-// so: 300,000 payouts and 30,000 recipients of days,
-// not analyzed yet (as after drip bench's load, or before autovacuum's
-// first look at a new deployment's), and the mark 768 ids from the last
-// payout, where a folder that keeps up has it.
+// so: 300,000 payouts and 30,000 recipients of days, not analyzed yet (as
+// after drip bench's load, or before autovacuum's first look at a new
+// deployment's), and the mark 768 ids from the last payout, where a
+// folder that keeps up has it.
 func TestStatisticsFoldLooksUpDayUsers(t *testing.T) {
 	requirePostgres(t)
 	conn := connect(t)
@@ -707,10 +707,9 @@ func BenchmarkStatsUsers(b *testing.B) {
 	if os.Getenv(storetest.PostgresEnv) == "" {
 		b.Skipf("%s is not set", storetest.PostgresEnv)
 	}
-	storetest.BenchStatsUsers(b, func(b *testing.B) (store.Store, func(query string)) {
+	storetest.BenchStatsUsers(b, func(b *testing.B) (store.Store, func(query string) int64) {
 		st, conn := storetest.OpenPostgresConn(b)
-		exec := execer(b, conn)
-		return st, func(query string) { exec(query) }
+		return st, execer(b, conn)
 	})
 }
 

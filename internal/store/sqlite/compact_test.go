@@ -168,7 +168,7 @@ type byRecipient struct {
 // compactor started or not (a test that steps it starts none), and a raw
 // connection to it. The caller closes the store: the upgrade tests close
 // and open it again at path.
-func openCompacting(t *testing.T, compact bool) (st *sqlstore.DB, raw *sql.DB, path string) {
+func openCompacting(t testing.TB, compact bool) (st *sqlstore.DB, raw *sql.DB, path string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "drip.db")
 	st, err := open(context.Background(), path, compact)
@@ -402,13 +402,8 @@ func BenchmarkCompactBlock(b *testing.B) {
 	}{{"hot", 1, 10_000, 0}, {"spread", 200, 10_000, 0}, {"hot-10M", 1, 10_000, 10_000_000}} {
 		b.Run(shape.name, func(b *testing.B) {
 			ctx := context.Background()
-			path := filepath.Join(b.TempDir(), "drip.db")
-			st, err := open(ctx, path, false)
-			if err != nil {
-				b.Fatal(err)
-			}
+			st, raw, _ := openCompacting(b, false)
 			defer st.Close()
-			raw := rawDB(b, path)
 			if shape.stored > 0 {
 				// Written in the copy's order, as the upgrade or the growth
 				// load writes it; dated before every payout below.

@@ -326,10 +326,9 @@ func TestStatisticsCountedOnUpgrade(t *testing.T) {
 
 // BenchmarkStatsUsers: storetest.BenchStatsUsers on SQLite.
 func BenchmarkStatsUsers(b *testing.B) {
-	storetest.BenchStatsUsers(b, func(b *testing.B) (store.Store, func(query string)) {
+	storetest.BenchStatsUsers(b, func(b *testing.B) (store.Store, func(query string) int64) {
 		st, path := storetest.OpenSQLitePath(b)
-		exec := rawExec(b, path)
-		return st, func(query string) { exec(query) }
+		return st, rawExec(b, path)
 	})
 }
 

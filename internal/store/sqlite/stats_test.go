@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -362,13 +361,8 @@ func BenchmarkStatsFold(b *testing.B) {
 	}{{"new", 0}, {"known", 10_000}} {
 		b.Run(shape.name, func(b *testing.B) {
 			ctx := context.Background()
-			path := filepath.Join(b.TempDir(), "drip.db")
-			st, err := open(ctx, path, false)
-			if err != nil {
-				b.Fatal(err)
-			}
+			st, raw, _ := openCompacting(b, false) // the benchmark steps the folder
 			defer st.Close()
-			raw := rawDB(b, path)
 			next := int64(1) // the next payout's id
 			write := func(n int64) {
 				if _, err := raw.ExecContext(ctx, `WITH RECURSIVE s (id) AS (SELECT ?1 UNION ALL SELECT id + 1 FROM s WHERE id + 1 < ?1 + ?2)

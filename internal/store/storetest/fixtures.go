@@ -43,6 +43,16 @@ func try(st store.Store, fn func(ctx context.Context, tx store.Tx) error) error 
 	return st.Transact(ctx, func(tx store.Tx) error { return fn(ctx, tx) })
 }
 
+// newUsers creates n users as newUser does, named user0, user1 ...
+func newUsers(t testing.TB, st store.Store, n int) []*drip.User {
+	t.Helper()
+	users := make([]*drip.User, n)
+	for i := range users {
+		users[i] = newUser(t, st, fmt.Sprintf("user%d", i))
+	}
+	return users
+}
+
 // newUser creates a verified, active user with a wallet account and a payout hash.
 func newUser(t testing.TB, st store.Store, name string) *drip.User {
 	t.Helper()

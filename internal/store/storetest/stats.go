@@ -214,10 +214,7 @@ func testStatsUsersPagedByRank(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	fs := folding(t, st)
 	owner := newUser(t, st, "owner")
-	var users []*drip.User
-	for i := range 13 {
-		users = append(users, newUser(t, st, fmt.Sprintf("user%d", i)))
-	}
+	users := newUsers(t, st, 13)
 	f := newFaucet(t, st, owner, "key")
 	deposit(t, st, f.AccountID, "BTC", 1_000_000)
 	var paid []drip.Payout
@@ -550,10 +547,7 @@ func StatsCountedOnUpgrade(t *testing.T, st store.Store, undo []string, exec fun
 	ctx := context.Background()
 	fs := folding(t, st)
 	owner := newUser(t, st, "owner")
-	var users []*drip.User
-	for i := range 6 {
-		users = append(users, newUser(t, st, fmt.Sprintf("user%d", i)))
-	}
+	users := newUsers(t, st, 6)
 	f, g := newFaucet(t, st, owner, "key"), newFaucet(t, st, owner, "key2")
 	for _, fc := range []*drip.Faucet{f, g} {
 		deposit(t, st, fc.AccountID, "BTC", 1_000_000)
@@ -624,11 +618,11 @@ func StatsCountedOnUpgrade(t *testing.T, st store.Store, undo []string, exec fun
 // BenchStatsUsers is a view of the users' page (D73): its count and its
 // first page of 50, with every payout of the faucet folded into the sums
 // of 10,000 to 1M recipients. open opens a new store and gives a way to
-// run a statement on its database. Only the sums are written, as the
+// run a statement on its database (as StatsReconciled's exec). Only the sums are written, as the
 // folds would leave them (the count needs no user rows; the page's rows
 // join their users, and so come back empty here after the same reads of
 // the sums).
-func BenchStatsUsers(b *testing.B, open func(b *testing.B) (store.Store, func(query string))) {
+func BenchStatsUsers(b *testing.B, open func(b *testing.B) (store.Store, func(query string) int64)) {
 	for _, n := range []int64{10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("recipients=%d", n), func(b *testing.B) {
 			ctx := context.Background()
