@@ -33,6 +33,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	webhookBacklog := fs.String("webhook-backlog", "", "deliveries in the webhooks scenario's backlog (default 100k; --short 2000)")
 	batchMax := fs.String("batch-max", "", "passed to drip serve as --batch-max when given")
 	batchWait := fs.String("batch-wait", "", "passed to drip serve as --batch-wait when given")
+	batchBusyWait := fs.String("batch-busy-wait", "", "passed to drip serve as --batch-busy-wait when given")
 	batchWriters := fs.String("batch-writers", "", "passed to drip serve as --batch-writers when given")
 	serverProfile := fs.String("server-cpu-profile", "", "passed to drip serve as --cpu-profile: the server's CPU profile over the whole bench")
 	serverMemProfile := fs.String("server-mem-profile", "", "passed to drip serve as --mem-profile: the server's allocations over the whole bench")
@@ -80,7 +81,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, pass := range []struct {
 		serveFlag string
 		value     *string
-	}{{"--batch-max", batchMax}, {"--batch-wait", batchWait}, {"--batch-writers", batchWriters}, {"--cpu-profile", serverProfile},
+	}{{"--batch-max", batchMax}, {"--batch-wait", batchWait}, {"--batch-busy-wait", batchBusyWait}, {"--batch-writers", batchWriters}, {"--cpu-profile", serverProfile},
 		{"--mem-profile", serverMemProfile}, {"--trace", serverTrace}} {
 		if *pass.value != "" {
 			cfg.ServeArgs = append(cfg.ServeArgs, pass.serveFlag, *pass.value)

@@ -97,6 +97,14 @@ func parseFlags(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.
 	return err
 }
 
+// given reports whether the flag name of fs (parsed by parseFlags) was
+// set, on the command line, by its variable or by the --config file.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // describeKey marks a context in which commands only describe themselves.
 type describeKey struct{}
 

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dripfaucet/drip/internal/ledger"
 )
 
 // TestServeRefusesBadFlags: each v2 and tool-server flag of serve is
@@ -123,5 +127,36 @@ func TestServeWritesProfiles(t *testing.T) {
 	}
 	if head, _, ok := bytes.Cut(raw, []byte{0}); !ok || !bytes.HasPrefix(head, []byte("go 1.")) || !bytes.HasSuffix(head, []byte(" trace")) || len(raw) < 1024 {
 		t.Errorf("run.trace: %d bytes beginning %q, want a runtime trace", len(raw), raw[:min(len(raw), 16)])
+	}
+}
+
+// TestBusyWaitFlag: --batch-busy-wait left unset takes the engine's busy
+// wait (D5), and set to 0, on the command line or by its variable, turns
+// it off (ledger.NoWait), which BatchConfig's zero cannot say.
+func TestBusyWaitFlag(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  string
+		want time.Duration
+	}{
+		{name: "unset", want: 0},
+		{name: "0", args: []string{"--batch-busy-wait", "0"}, want: ledger.NoWait},
+		{name: "1ms", args: []string{"--batch-busy-wait", "1ms"}, want: time.Millisecond},
+		{name: "0 by its variable", env: "0s", want: ledger.NoWait},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("DRIP_BATCH_BUSY_WAIT", tt.env)
+			}
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			d := fs.Duration("batch-busy-wait", 0, "")
+			if err := parseFlags(context.Background(), fs, tt.args, io.Discard, noConfig); err != nil {
+				t.Fatal(err)
+			}
+			if got := busyWait(fs, *d); got != tt.want {
+				t.Fatalf("busy wait %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

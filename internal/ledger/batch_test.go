@@ -31,6 +31,10 @@ type faultyStore struct {
 	probeFails   int   // next N EventCommitted calls fail, as on a broken pool
 	probes       int   // EventCommitted calls made
 	batches      []int // payouts inserted by each committed-or-not transaction
+	// gate, when set, is received from before each transaction begins:
+	// the test holds the writer there, and closes it to let all pass.
+	gate  chan struct{}
+	gated int // transactions that reached the gate
 }
 
 // errLostCommit is a commit whose answer was lost (D6).
@@ -57,6 +61,12 @@ func (s *faultyStore) take(n *int) bool {
 }
 
 func (s *faultyStore) Transact(ctx context.Context, fn func(store.Tx) error) error {
+	if s.gate != nil {
+		s.mu.Lock()
+		s.gated++
+		s.mu.Unlock()
+		<-s.gate
+	}
 	inserts := 0
 	err := s.Store.Transact(ctx, func(tx store.Tx) error {
 		inserts = 0
@@ -624,5 +634,88 @@ func TestBatchTellsItsPayouts(t *testing.T) {
 			}
 		}
 		e.reconciled(t)
+	})
+}
+
+// D5: a busy writer waits up to BusyWait for more payments, so its batch
+// grows past what was queued. The writer is held at each transaction
+// while the next batch's payments queue, so that its batches take four
+// payments each and come quickly; once its average batch reaches two, a
+// batch of two queued payments waits for two more (MaxSize) rather than
+// commit. Without the wait the last batches are [2 2], not [4].
+func TestBusyWriterWaitsForMore(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 1000})
+		us := e.users8(t)
+		fs := &faultyStore{Store: e.st, gate: make(chan struct{})}
+		l := ledger.NewBatched(fs, e.clock.Now, ledger.BatchConfig{MaxSize: 4, BusyWait: 30 * time.Second, Writers: 1})
+		defer l.Close()
+		var wg sync.WaitGroup
+		pay := func(u *drip.User) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := l.Pay(context.Background(), &ledger.Payment{Faucet: f, Recipient: u, To: u.Username, Coin: "BTC", Amount: 1}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		until := func(done func() bool) {
+			for !done() {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		queued := func(n int) bool { return l.Queued() == n }
+		gated := func(n int) bool {
+			fs.mu.Lock()
+			defer fs.mu.Unlock()
+			return fs.gated == n
+		}
+		pay(us[0]) // the first batch, alone, held at its transaction
+		until(func() bool { return gated(1) })
+		for i := range 4 { // four batches of four, each queued while the one before is held
+			for _, u := range us[:4] {
+				pay(u)
+			}
+			until(func() bool { return queued(4) })
+			fs.gate <- struct{}{}
+			until(func() bool { return gated(i + 2) })
+		}
+		pay(us[4]) // two queued while the last is held: a busy writer takes them and waits for two more
+		pay(us[5])
+		until(func() bool { return queued(2) })
+		fs.gate <- struct{}{}
+		until(func() bool { return queued(0) })
+		pay(us[6])
+		pay(us[7])
+		close(fs.gate)
+		wg.Wait()
+		if want := []int{1, 4, 4, 4, 4, 4}; !slices.Equal(fs.batches, want) {
+			t.Fatalf("batches %v, want %v", fs.batches, want)
+		}
+	})
+}
+
+// D5: a lone caller's batches take one payment each, so its writer is
+// never busy and answers at once: with a busy wait of a minute, each of
+// these payments, whose deadline is ten seconds away, is paid.
+func TestLoneCallerIsNotKeptWaiting(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *env) {
+		f := e.faucet(t, map[string]int64{"BTC": 1000})
+		u := e.user(t, "rita")
+		fs := &faultyStore{Store: e.st}
+		l := ledger.NewBatched(fs, e.clock.Now, ledger.BatchConfig{BusyWait: time.Minute, Writers: 1})
+		defer l.Close()
+		for range 10 {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := l.Pay(ctx, &ledger.Payment{Faucet: f, Recipient: u, To: "rita", Coin: "BTC", Amount: 1})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := slices.Repeat([]int{1}, 10); !slices.Equal(fs.batches, want) {
+			t.Fatalf("batches %v, want %v", fs.batches, want)
+		}
 	})
 }

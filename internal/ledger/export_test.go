@@ -26,3 +26,16 @@ func (l *Ledger) CommitInOrder(payments []*Payment) ([]*Receipt, []error) {
 	}
 	return receipts, errs
 }
+
+// Queued is how many payments wait in the writers' queues, not yet taken
+// into a batch.
+func (l *Ledger) Queued() int {
+	b := l.batcher
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, q := range b.queues {
+		n += len(q)
+	}
+	return n
+}
