@@ -83,11 +83,11 @@ type Observer interface {
 // it about as much as ten payouts: with no wait, a busy writer commits
 // the few payments that came during its last commit while the rest are
 // still being read, and the node spends its CPU on commits. Waiting
-// 500 µs when busy, `hot` at c=64 paid 10% more payouts at 10% less CPU
-// each and a lower p99; 250 µs gained less, 1-2 ms lost. PostgreSQL's
-// one writer waits on the database's round trips instead, with CPU to
-// spare: the wait only lengthened its chain (BENCHMARKS.md, round
-// thirty-five).
+// 500 µs when busy, `hot` at c=64 paid 3-10% more payouts at 5-13% less
+// CPU each, in alternated runs on a VM where SQLite's `hot` is bound by
+// the CPU; 250 µs gained less, 1-2 ms lost. PostgreSQL's one writer
+// waits on the database's round trips instead, with CPU to spare: the
+// wait did not help it (BENCHMARKS.md, round thirty-five).
 func DefaultBatch(engine string) BatchConfig {
 	c := BatchConfig{MaxSize: 512, MaxWait: 0, BusyWait: NoWait, Writers: 1}
 	if engine == "sqlite" {
