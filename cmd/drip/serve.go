@@ -114,6 +114,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *requestTimeout < minRequestTimeout || *dbConnectTimeout <= 0 {
 		return usagef("--request-timeout must be at least %s and --db-connect-timeout positive", minRequestTimeout)
 	}
+	if limit := ledger.MaxBatchWait(*requestTimeout); *batchWait >= limit || *batchBusyWait >= limit {
+		return usagef("--batch-wait and --batch-busy-wait must be under %s with --request-timeout %s: a batch's wait comes out of its payments' time to commit", limit, *requestTimeout)
+	}
 	// The server's own waits, within each request's deadline (D6): a
 	// statement the request gave up on does not run on, and a transaction
 	// whose COMMIT is stuck in the network ends within the ledger's

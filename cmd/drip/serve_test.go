@@ -38,6 +38,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--smtp-url", "ftp://mail.example.com"}, "--smtp-url"},
 		{[]string{"--redis-url", "http://127.0.0.1:1/0"}, "--redis-url"}, // an unreachable Redis is no refusal: serve falls back
 		{[]string{"--request-timeout", "1s"}, "--request-timeout"},
+		{[]string{"--batch-busy-wait", "3s"}, "--batch-busy-wait must be under 2.75s"},
+		{[]string{"--batch-wait", "750ms", "--request-timeout", "3s"}, "--batch-busy-wait must be under 750ms"},
 		{[]string{"--mcp-allowed-origins", "not an origin"}, "--mcp-allowed-origins"},
 		{[]string{"--webhook-lease", "-1s"}, "--webhook-lease"}, // hidden, for tests
 		// A profile that cannot be written is refused before anything is served.
@@ -131,9 +133,14 @@ func TestServeWritesProfiles(t *testing.T) {
 }
 
 // TestBusyWaitFlag: --batch-busy-wait left unset takes the engine's busy
-// wait (D5), and set to 0, on the command line or by its variable, turns
-// it off (ledger.NoWait), which BatchConfig's zero cannot say.
+// wait (D5), and set to 0, on the command line, by its variable or in the
+// --config file, turns it off (ledger.NoWait), which BatchConfig's zero
+// cannot say.
 func TestBusyWaitFlag(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "drip.toml")
+	if err := os.WriteFile(conf, []byte("batch-busy-wait = \"0s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -144,6 +151,7 @@ func TestBusyWaitFlag(t *testing.T) {
 		{name: "0", args: []string{"--batch-busy-wait", "0"}, want: ledger.NoWait},
 		{name: "1ms", args: []string{"--batch-busy-wait", "1ms"}, want: time.Millisecond},
 		{name: "0 by its variable", env: "0s", want: ledger.NoWait},
+		{name: "0 in the file", args: []string{"--config", conf}, want: ledger.NoWait},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.env != "" {
@@ -151,7 +159,7 @@ func TestBusyWaitFlag(t *testing.T) {
 			}
 			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 			d := fs.Duration("batch-busy-wait", 0, "")
-			if err := parseFlags(context.Background(), fs, tt.args, io.Discard, noConfig); err != nil {
+			if err := parseFlags(context.Background(), fs, tt.args, io.Discard, withConfig); err != nil {
 				t.Fatal(err)
 			}
 			if got := busyWait(fs, *d); got != tt.want {

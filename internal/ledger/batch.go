@@ -26,14 +26,9 @@ type BatchConfig struct {
 	// commits, so batches grow with the load and an idle service adds no
 	// delay.
 	MaxWait time.Duration
-	// BusyWait is how long a writer waits for more payments when it is
-	// busy (pace.begin): its batches take two payments or more on
-	// average, and at the rate they come at least two more come within
-	// BusyWait. A busy
-	// writer's batches then grow past what was queued, and each commit
-	// serves more payouts; a lone caller never makes a busy writer, so it
-	// is answered at once. Zero takes the engine's default (DefaultBatch);
-	// NoWait waits never.
+	// BusyWait is how long a writer waits for more payments while it is
+	// busy (pace.begin says when), if longer than MaxWait. Zero takes the
+	// engine's default (DefaultBatch); NoWait waits never.
 	BusyWait time.Duration
 	// Writers is how many transactions run at once, each for its own shard
 	// of faucets. One hot faucet batches in one writer; payouts spread over
@@ -82,12 +77,13 @@ type Observer interface {
 // writer and the HTTP server share the node's CPU, and each commit costs
 // it about as much as ten payouts: with no wait, a busy writer commits
 // the few payments that came during its last commit while the rest are
-// still being read, and the node spends its CPU on commits. Waiting
-// 500 µs when busy, `hot` at c=64 paid 3-10% more payouts at 5-13% less
-// CPU each, in alternated runs on a VM where SQLite's `hot` is bound by
-// the CPU; 250 µs gained less, 1-2 ms lost. PostgreSQL's one writer
-// waits on the database's round trips instead, with CPU to spare: the
-// wait did not help it (BENCHMARKS.md, round thirty-five).
+// still being read, and the node spends its CPU on commits. On a VM where
+// SQLite's `hot` is bound by the CPU, a wait of every batch of 500 µs
+// paid 10% more payouts at 13% less CPU each (250 µs gained less, 1-2 ms
+// lost); the busy wait, ten pairs against no wait, 0.460 of the ceiling
+// against 0.424 at 5% less CPU a payout. PostgreSQL's one writer waits on
+// the database's round trips instead, with CPU to spare: the wait did
+// not help it (BENCHMARKS.md, round thirty-five).
 func DefaultBatch(engine string) BatchConfig {
 	c := BatchConfig{MaxSize: 512, MaxWait: 0, BusyWait: NoWait, Writers: 1}
 	if engine == "sqlite" {
@@ -203,8 +199,8 @@ func (b *batcher) close() {
 }
 
 // write is one writer: it takes the first waiting payment, whatever else is
-// queued (up to MaxSize, waiting up to MaxWait for more, or BusyWait when
-// busy), and commits them together.
+// queued (up to MaxSize, waiting up to MaxWait for more, or BusyWait if
+// longer while busy), and commits them together.
 func (b *batcher) write(q chan *request) {
 	defer b.wg.Done()
 	batch := make([]*request, 0, b.cfg.MaxSize)
@@ -245,8 +241,12 @@ const paceWeight = 4
 // begin takes the last batch into the averages as the next begins, at
 // now, and reports whether the writer is busy for a wait of w: its
 // batches take two payments or more on average, and at the rate they
-// come (size / cycle) at least two more come within w. A lone caller's
-// batches take one payment each, so it is never kept waiting; after a
+// come (size / cycle) at least two more come within w. Then a wait
+// gathers more payments into the batch, and one commit serves them all.
+//
+// A lone caller's batches take one payment each, so a writer that only
+// it uses never waits. When the load falls to one caller the averages
+// take a few batches to follow (about five of 500 µs from c=64); after a
 // pause, the long cycle keeps the writer from waiting until its batches
 // come quickly again.
 func (p *pace) begin(now time.Time, w time.Duration) bool {
@@ -426,6 +426,12 @@ func (b *batcher) tellPaid(w written) {
 // minWork is the least time a payment's transaction is given: one whose
 // deadline is nearer than SettleMargin+minWork is refused unapplied.
 const minWork = 250 * time.Millisecond
+
+// MaxBatchWait bounds the wait of a batch (BatchConfig.MaxWait, BusyWait)
+// whose payments' deadlines are timeout away when handed over: a payment
+// that waited that long would have too little time left to be paid, and
+// is refused unapplied (dropLate).
+func MaxBatchWait(timeout time.Duration) time.Duration { return timeout - SettleMargin - minWork }
 
 // dropLate answers, as unavailable and unapplied, the payments whose
 // callers will have given up before a transaction could settle them, and

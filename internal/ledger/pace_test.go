@@ -25,7 +25,11 @@ func TestPaceBusy(t *testing.T) {
 		// c=64 on SQLite: batches of 20 every 2 ms.
 		{"many callers", []int{20}, 2 * time.Millisecond, 100, true},
 		// and an odd batch of one among them does not stop the wait.
-		{"many callers, one alone", []int{20, 20, 20, 1}, 2 * time.Millisecond, 99, true},
+		{"many callers, one alone", []int{20, 20, 20, 1}, 2 * time.Millisecond, 100, true},
+		// The boundary: four a batch, two more within 500 µs at a cycle of
+		// 1 ms or less.
+		{"four every 0.9 ms", []int{4}, 900 * time.Microsecond, 100, true},
+		{"four every 1.1 ms", []int{4}, 1100 * time.Microsecond, 100, false},
 		// Batches of three every 10 ms: 300 a second, a wait of 500 µs
 		// would gather 0.15 more.
 		{"slow batches", []int{3}, 10 * time.Millisecond, 100, false},
@@ -46,6 +50,29 @@ func TestPaceBusy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// D5: when the load falls to one caller, each batch one payment a
+// millisecond and a half (the wait's 500 µs in it), the writer stops
+// waiting within a few batches.
+func TestPaceWhenTheLoadFalls(t *testing.T) {
+	const w = 500 * time.Microsecond
+	var p pace
+	now := time.Unix(1e9, 0)
+	for range 50 {
+		p.begin(now, w)
+		p.taken = 20
+		now = now.Add(2 * time.Millisecond)
+	}
+	held := 0
+	for p.begin(now, w) {
+		if held++; held > 8 {
+			t.Fatalf("still busy after %d batches of one", held)
+		}
+		p.taken = 1
+		now = now.Add(1500 * time.Microsecond)
+	}
+	t.Logf("busy for %d batches of one", held)
 }
 
 // D5: a busy writer that pauses does not wait at its next batch: the
