@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -207,11 +208,11 @@ func (b *batcher) write(q chan *request) {
 	var p pace
 	for first := range q {
 		batch = append(batch[:0], first)
-		wait := b.cfg.MaxWait
+		wait, want := b.cfg.MaxWait, b.cfg.MaxSize
 		if p.begin(time.Now(), b.cfg.BusyWait) && b.cfg.BusyWait > wait {
-			wait = b.cfg.BusyWait
+			wait, want = b.cfg.BusyWait, min(p.peak(), b.cfg.MaxSize)
 		}
-		batch = b.fill(q, batch, wait)
+		batch = b.fill(q, batch, wait, want)
 		p.taken = len(batch)
 		// Rows shared between writers are locked in ascending order
 		// (faucets, then the senders' balances, then the recipients'
@@ -234,6 +235,7 @@ type pace struct {
 	taken int       // the payments the last batch took
 	size  float64   // payments a batch
 	cycle float64   // seconds from a batch's start to the next's
+	top   float64   // the largest recent batch, fading by 1/16 a batch
 }
 
 const paceWeight = 4
@@ -253,14 +255,22 @@ func (p *pace) begin(now time.Time, w time.Duration) bool {
 	if !p.start.IsZero() {
 		p.size += (float64(p.taken) - p.size) / paceWeight
 		p.cycle += (now.Sub(p.start).Seconds() - p.cycle) / paceWeight
+		p.top = max(float64(p.taken), p.top*15/16)
 	}
 	p.start = now
 	return p.size >= 2 && p.size*w.Seconds() >= 2*p.cycle
 }
 
+// peak is the most payments a busy wait gathers before it ends early:
+// the largest of the recent batches. A few callers, all of them in the
+// batch, send no more until it commits, so waiting on would only idle;
+// many callers fill the recent largest batch seldom, and the wait runs
+// its length.
+func (p *pace) peak() int { return int(math.Ceil(p.top)) }
+
 // fill adds to batch what is queued, up to MaxSize, then waits up to wait
-// for more.
-func (b *batcher) fill(q chan *request, batch []*request, wait time.Duration) []*request {
+// for more while it holds fewer than want.
+func (b *batcher) fill(q chan *request, batch []*request, wait time.Duration, want int) []*request {
 	for len(batch) < b.cfg.MaxSize {
 		select {
 		case r, ok := <-q:
@@ -273,12 +283,12 @@ func (b *batcher) fill(q chan *request, batch []*request, wait time.Duration) []
 		}
 		break
 	}
-	if wait <= 0 || len(batch) >= b.cfg.MaxSize {
+	if wait <= 0 || len(batch) >= want {
 		return batch
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for len(batch) < b.cfg.MaxSize {
+	for len(batch) < want {
 		select {
 		case r, ok := <-q:
 			if !ok {

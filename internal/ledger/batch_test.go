@@ -638,17 +638,19 @@ func TestBatchTellsItsPayouts(t *testing.T) {
 }
 
 // D5: a busy writer waits up to BusyWait for more payments, so its batch
-// grows past what was queued. The writer is held at each transaction
-// while the next batch's payments queue, so that its batches take four
-// payments each and come quickly; once its average batch reaches two, a
-// batch of two queued payments waits for two more (MaxSize) rather than
-// commit. Without the wait the last batches are [2 2], not [4].
+// grows past what was queued, and ends the wait once it holds as many as
+// its largest recent batch. The writer is held at each transaction while
+// the next batch's payments queue, so that its batches take four payments
+// each and come quickly; once its average batch reaches two, a batch of
+// two queued payments waits for two more rather than commit. Without the
+// wait the last batches are [2 2], not [4]; without its early end, the
+// four wait the busy wait's 30 s.
 func TestBusyWriterWaitsForMore(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e *env) {
 		f := e.faucet(t, map[string]int64{"BTC": 1000})
 		us := e.users8(t)
 		fs := &faultyStore{Store: e.st, gate: make(chan struct{})}
-		l := ledger.NewBatched(fs, e.clock.Now, ledger.BatchConfig{MaxSize: 4, BusyWait: 30 * time.Second, Writers: 1})
+		l := ledger.NewBatched(fs, e.clock.Now, ledger.BatchConfig{BusyWait: 30 * time.Second, Writers: 1})
 		defer l.Close()
 		var wg sync.WaitGroup
 		pay := func(u *drip.User) {
@@ -695,7 +697,13 @@ func TestBusyWriterWaitsForMore(t *testing.T) {
 		pay(us[6])
 		pay(us[7])
 		close(fs.gate)
-		wg.Wait()
+		paid := make(chan struct{})
+		go func() { wg.Wait(); close(paid) }()
+		select {
+		case <-paid:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the last four were kept waiting: the busy wait did not end at the largest recent batch")
+		}
 		if want := []int{1, 4, 4, 4, 4, 4}; !slices.Equal(fs.batches, want) {
 			t.Fatalf("batches %v, want %v", fs.batches, want)
 		}
