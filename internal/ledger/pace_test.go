@@ -58,12 +58,7 @@ func TestPaceBusy(t *testing.T) {
 func TestPaceWhenTheLoadFalls(t *testing.T) {
 	const w = 500 * time.Microsecond
 	var p pace
-	now := time.Unix(1e9, 0)
-	for range 50 {
-		p.begin(now, w)
-		p.taken = 20
-		now = now.Add(2 * time.Millisecond)
-	}
+	now := underLoad(&p, w)
 	held := 0
 	for p.begin(now, w) {
 		if held++; held > 8 {
@@ -81,12 +76,7 @@ func TestPaceWhenTheLoadFalls(t *testing.T) {
 func TestPaceAfterAPause(t *testing.T) {
 	const w = 500 * time.Microsecond
 	var p pace
-	now := time.Unix(1e9, 0)
-	for range 50 {
-		p.begin(now, w)
-		p.taken = 20
-		now = now.Add(2 * time.Millisecond)
-	}
+	now := underLoad(&p, w)
 	if !p.begin(now, w) {
 		t.Fatal("not busy under load")
 	}
@@ -107,4 +97,16 @@ func TestPaceAfterAPause(t *testing.T) {
 		t.Fatal("not busy again after 50 quick batches")
 	}
 	t.Logf("busy again after %d quick batches", busyAgain)
+}
+
+// underLoad runs p through 50 batches of 20 payments 2 ms apart, as at
+// c=64, and returns the time the next batch begins.
+func underLoad(p *pace, w time.Duration) time.Time {
+	now := time.Unix(1e9, 0)
+	for range 50 {
+		p.begin(now, w)
+		p.taken = 20
+		now = now.Add(2 * time.Millisecond)
+	}
+	return now
 }
