@@ -312,6 +312,8 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		{"negative growth size", []string{"--growth-sizes", "0,-5"}, `--growth-sizes: "-5"`},
 		{"empty webhook backlog", []string{"--webhook-backlog", "0"}, "--webhook-backlog: one positive count"},
 		{"not postgres", []string{"--database-url", "mysql://x"}, "postgres://"},
+		{"too many rounds", []string{"--rounds", "101"}, "--rounds: 101 is not 1-100"},
+		{"negative rounds", []string{"--rounds", "-1"}, "--rounds: -1 is not 1-100"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -342,6 +344,46 @@ func TestParseCountsReadsSuffixes(t *testing.T) {
 	}
 	if got, err := parseCounts[int]("concurrency", ""); got != nil || err != nil {
 		t.Errorf("empty list: %v, %v; want nil (the defaults)", got, err)
+	}
+}
+
+// TestBenchRounds: with --rounds 2, each round measures the ceiling, then
+// every scenario, each run's ratio taken to its own round's ceiling, and
+// the report sums the rounds up, spread's figure over hot's paired by
+// round.
+func TestBenchRounds(t *testing.T) {
+	t.Parallel()
+	args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", "hot,spread", "--concurrency", "8", "--rates", "none", "--rounds", "2"}
+	rep := runBenchReport(t, args)
+	if !rep.OK {
+		t.Errorf("drip bench --rounds 2: a gate failed")
+	}
+	if rep.Settings.Rounds != 2 {
+		t.Errorf("settings: rounds %d, want 2", rep.Settings.Rounds)
+	}
+	var ran []string
+	for _, r := range slices.Concat(rep.Ceiling, rep.Runs) {
+		ran = append(ran, fmt.Sprintf("%s #%d", r.Scenario, r.Round))
+	}
+	if diff := cmp.Diff([]string{"ceiling #1", "ceiling #2", "hot #1", "spread #1", "hot #2", "spread #2"}, ran); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	for _, r := range rep.Runs {
+		ceiling := rep.Ceiling[r.Round-1].RepliesPerS
+		if want := r.RepliesPerS / ceiling; r.CeilingRatio != want {
+			t.Errorf("%s #%d: ratio %v, want its round's %v", r.Scenario, r.Round, r.CeilingRatio, want)
+		}
+	}
+	if len(rep.Summary) != 3 {
+		t.Fatalf("summary of %d lines, want ceiling, hot and spread: %+v", len(rep.Summary), rep.Summary)
+	}
+	for i, name := range []string{"ceiling", "hot", "spread"} {
+		if s := rep.Summary[i]; s.Scenario != name || s.Rounds != 2 || s.RepliesPerS <= 0 {
+			t.Errorf("summary line %d: %+v; want %s over 2 rounds", i, s, name)
+		}
+	}
+	if s := rep.Summary[2]; s.OfHot <= 0 {
+		t.Errorf("spread's summary: of hot %v, want its payouts over hot's", s.OfHot)
 	}
 }
 

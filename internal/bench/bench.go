@@ -49,6 +49,14 @@ type Config struct {
 	// WebhookBacklog is how many deliveries the webhooks scenario's
 	// backlog holds.
 	WebhookBacklog int
+	// Rounds is how many times the ceiling and the scenarios' runs are
+	// measured, in turn: each round the ceiling, then every scenario, each
+	// run's ratio taken to its own round's ceiling. The VM's speed drifts
+	// over minutes; figures of several rounds, summed up as medians
+	// (Report.Summary), say what one round cannot. Default 1. The batch
+	// and webhooks scenarios and the growth run, which do not use the
+	// ceiling, run once, in the last round.
+	Rounds int
 	// ServeArgs are passed to drip serve as given (e.g. --batch-max 64).
 	ServeArgs []string
 	// Short is the CI mode: small figures, a few seconds in all.
@@ -107,6 +115,9 @@ func (c Config) withDefaults() Config {
 	if c.WebhookBacklog == 0 {
 		c.WebhookBacklog = d.WebhookBacklog
 	}
+	if c.Rounds == 0 {
+		c.Rounds = 1
+	}
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
@@ -141,6 +152,9 @@ func (c Config) validate() error {
 	if c.Warmup < 0 || c.Duration <= 0 {
 		errs = append(errs, errors.New("warm-up must not be negative and duration must be positive"))
 	}
+	if c.Rounds < 1 || c.Rounds > 100 {
+		errs = append(errs, fmt.Errorf("rounds %d: must be 1-100", c.Rounds))
+	}
 	if c.Recipients < 1 || c.SpreadFaucets < 1 || c.DryPayouts < 1 || c.WebhookBacklog < 1 {
 		errs = append(errs, errors.New("recipients, spread faucets, dry payouts and the webhook backlog must be positive"))
 	}
@@ -158,7 +172,8 @@ type bench struct {
 	report *Report
 	// serveFlags are what the scenarios need of drip serve.
 	serveFlags []string
-	ceiling    map[int]float64 // replies/s of the no-op ceiling by concurrency
+	ceiling    map[int]float64 // replies/s of the no-op ceiling by concurrency, this round's
+	round      int             // the round under way, from 1
 	// recipientBalances caches the recipients' balances after the last run,
 	// the "before" of the next one; nil when unknown.
 	recipientBalances []int64
@@ -234,12 +249,18 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	b.client = newClient(b.srv.base, b.maxInFlight())
 	defer func() { b.client.close() }() // the webhooks scenario starts a new server, and client
 
-	if err := b.runCeiling(ctx); err != nil {
-		return nil, err
-	}
-	for _, sc := range scenarios {
-		if err := b.runScenario(ctx, sc); err != nil {
-			return nil, fmt.Errorf("%s: %w", sc.name, err)
+	for round := 1; round <= cfg.Rounds; round++ {
+		b.round = round
+		if err := b.runCeiling(ctx); err != nil {
+			return nil, err
+		}
+		for _, sc := range scenarios {
+			if sc.run != nil && round < cfg.Rounds {
+				continue // batch and webhooks: once, in the last round (the webhooks scenario restarts drip serve)
+			}
+			if err := b.runScenario(ctx, sc); err != nil {
+				return nil, fmt.Errorf("%s: %w", sc.name, err)
+			}
 		}
 	}
 	if cfg.Growth {

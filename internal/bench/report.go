@@ -22,6 +22,9 @@ type Report struct {
 	Ceiling []*Result `json:"ceiling"`
 	Runs    []*Result `json:"runs"`
 	Growth  []*Result `json:"growth,omitempty"`
+	// Summary is, in a bench of several rounds, each run's figures over
+	// the rounds.
+	Summary []Summary `json:"summary,omitempty"`
 	// Drain is the webhooks scenario's backlog (issue 12).
 	Drain *Drain `json:"webhook_drain,omitempty"`
 	// Gates are the checks of the bench as a whole, after the last run.
@@ -51,6 +54,7 @@ type Settings struct {
 	WebhookBacklog int      `json:"webhook_backlog"`
 	ServeArgs      []string `json:"serve_args"`
 	Short          bool     `json:"short"`
+	Rounds         int      `json:"rounds"`
 }
 
 // Result is one measured run.
@@ -67,6 +71,8 @@ type Result struct {
 	TargetRate  float64 `json:"target_rate,omitempty"` // open: requests/s
 	// Stored is, in the growth run, how many payouts were bulk-loaded before it.
 	Stored *int64 `json:"stored_payouts,omitempty"`
+	// Round is the run's round of a bench of several (Config.Rounds), from 1.
+	Round int `json:"round,omitempty"`
 
 	Replies int64 `json:"replies"` // measured
 	// Payouts are the measured sends answered 200 that paid: every one, but
@@ -118,15 +124,18 @@ func newReport(cfg Config, engine string) *Report {
 			WarmupS: cfg.Warmup.Seconds(), DurationS: cfg.Duration.Seconds(),
 			Concurrency: cfg.Concurrency, RatePercents: cfg.RatePercents,
 			Recipients: cfg.Recipients, SpreadFaucets: cfg.SpreadFaucets, DryPayouts: cfg.DryPayouts, WebhookBacklog: cfg.WebhookBacklog,
-			ServeArgs: append([]string{}, cfg.ServeArgs...), Short: cfg.Short,
+			ServeArgs: append([]string{}, cfg.ServeArgs...), Short: cfg.Short, Rounds: cfg.Rounds,
 		},
 	}
 }
 
 func (r *Report) addGate(g Gate) { r.Gates = append(r.Gates, g) }
 
-// finish sets OK from every gate.
+// finish sets OK from every gate, and the summary of several rounds.
 func (r *Report) finish() {
+	if r.Settings.Rounds > 1 {
+		r.Summary = summarizeRounds(r.Ceiling, r.Runs)
+	}
 	r.OK = true
 	for _, g := range r.allGates() {
 		if g.Status == "fail" {
@@ -247,7 +256,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w)
 	const head = "%-22s %-9s %4s %9s %9s %7s %8s %8s %8s %8s %7s %8s  %-28s %s\n"
 	fmt.Fprintf(w, head, "scenario", "loop", "c", "payouts/s", "replies/s", "ceiling", "p50 ms", "p90 ms", "p99 ms", "max ms", "RSS MB", "CPU/1k", "replies by status", "gates")
-	for _, run := range r.all() {
+	// In the order they ran: of several rounds, each round's ceiling first.
+	ran := r.all()
+	slices.SortStableFunc(ran, func(a, b *Result) int { return a.Round - b.Round })
+	for _, run := range ran {
 		cpu := "-"
 		if run.CPUPer1kPayouts > 0 {
 			cpu = fmt.Sprintf("%.3f", run.CPUPer1kPayouts)
@@ -256,8 +268,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if run.CeilingRatio > 0 {
 			ratio = fmt.Sprintf("%.2f", run.CeilingRatio)
 		}
+		name := run.label()
+		if run.Round > 0 {
+			name += fmt.Sprintf(" #%d", run.Round) // its round, of several
+		}
 		fmt.Fprintf(w, "%-22s %-9s %4d %9.0f %9.0f %7s %8.2f %8.2f %8.2f %8.2f %7.1f %8s  %-28s %s\n",
-			run.label(), run.loop(), run.Concurrency, run.PayoutsPerS, run.RepliesPerS, ratio,
+			name, run.loop(), run.Concurrency, run.PayoutsPerS, run.RepliesPerS, ratio,
 			run.Latency.P50, run.Latency.P90, run.Latency.P99, run.Latency.Max, run.RSSMaxMB, cpu,
 			statusText(run.Statuses, run.Dropped), gateSummary(run.Gates))
 	}
@@ -274,6 +290,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	r.writeWebhooks(w)
 	r.writeBatches(w)
+	r.writeSummary(w)
 	fmt.Fprintf(w, "\nceiling: replies/s over the no-op endpoint's at the same concurrency (open loops: at the largest)."+
 		"\npayouts/s: new payouts, not v2 replays. CPU/1k: server CPU seconds per 1,000 payouts."+
 		"\nOpen loops: latency from each request's scheduled time.\n")

@@ -134,6 +134,9 @@ func (b *bench) run(ctx context.Context, sc *scenario, wl *workload, spec runSpe
 	}
 
 	run := summarize(o, spec)
+	if b.cfg.Rounds > 1 {
+		run.Round = b.round
+	}
 	run.RSSMaxMB = float64(peak) / 1e6
 	if cpuErr == nil && cpuStart.cpu > 0 {
 		run.CPUSeconds = (cpuEnd.cpu - cpuStart.cpu).Seconds()

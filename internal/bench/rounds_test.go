@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestSummaryPairsEachRunWithItsRound: the summary's figures are medians
+// over the rounds, and a scenario's figure against hot is the median of
+// each round's own pair, not one median over another.
+func TestSummaryPairsEachRunWithItsRound(t *testing.T) {
+	t.Parallel()
+	run := func(scenario string, round int, payouts, replies, ratio, p99 float64) *Result {
+		return &Result{Scenario: scenario, Mode: "closed", Concurrency: 64, Round: round,
+			PayoutsPerS: payouts, RepliesPerS: replies, CeilingRatio: ratio, Latency: Latency{P50: p99 / 2, P99: p99}}
+	}
+	ceiling := []*Result{run("ceiling", 1, 0, 10000, 1, 10), run("ceiling", 2, 0, 12000, 1, 9), run("ceiling", 3, 0, 11000, 1, 8)}
+	runs := []*Result{
+		run("hot", 1, 4000, 4000, 0.40, 20), run("spread", 1, 3600, 3600, 0.36, 30),
+		run("hot", 2, 5000, 5000, 0.417, 18), run("spread", 2, 4000, 4000, 0.333, 28),
+		run("hot", 3, 4500, 4500, 0.409, 19), run("spread", 3, 4500, 4500, 0.409, 26),
+		// mixed: every reply counts, a payout only of its sends
+		run("mixed", 3, 3000, 4200, 0.38, 25),
+		// an open loop: no figure against hot
+		{Scenario: "hot", Mode: "open", Concurrency: 128, RatePercent: 50, Round: 3, PayoutsPerS: 2250, RepliesPerS: 2250, CeilingRatio: 0.2},
+	}
+	got := summarizeRounds(ceiling, runs)
+	want := []Summary{
+		{Scenario: "ceiling", Mode: "closed", Concurrency: 64, Rounds: 3, RepliesPerS: 11000, CeilingRatio: 1, CeilingRatioMin: 1, CeilingRatioMax: 1, P50: 4.5, P99: 9},
+		{Scenario: "hot", Mode: "closed", Concurrency: 64, Rounds: 3, PayoutsPerS: 4500, RepliesPerS: 4500, CeilingRatio: 0.409, CeilingRatioMin: 0.40, CeilingRatioMax: 0.417, P50: 9.5, P99: 19},
+		// of hot: 0.9, 0.8 and 1.0 by round, median 0.9; the medians'
+		// ratio (4000 / 4500) would be 0.889.
+		{Scenario: "spread", Mode: "closed", Concurrency: 64, Rounds: 3, PayoutsPerS: 4000, RepliesPerS: 4000, CeilingRatio: 0.36, CeilingRatioMin: 0.333, CeilingRatioMax: 0.409, P50: 14, P99: 28, OfHot: 0.9, OfHotReplies: 0.9},
+		{Scenario: "mixed", Mode: "closed", Concurrency: 64, Rounds: 1, PayoutsPerS: 3000, RepliesPerS: 4200, CeilingRatio: 0.38, CeilingRatioMin: 0.38, CeilingRatioMax: 0.38, P50: 12.5, P99: 25, OfHot: 3000.0 / 4500, OfHotReplies: 4200.0 / 4500},
+		{Scenario: "hot", Mode: "open", Concurrency: 128, RatePercent: 50, Rounds: 1, PayoutsPerS: 2250, RepliesPerS: 2250, CeilingRatio: 0.2, CeilingRatioMin: 0.2, CeilingRatioMax: 0.2},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+
+	rep := &Report{Settings: Settings{Rounds: 3}, Ceiling: ceiling, Runs: runs, Summary: got}
+	var out bytes.Buffer
+	rep.writeSummary(&out)
+	for _, line := range []string{"over 3 rounds", "spread ", "0.90 (0.90)", "0.33-0.41", "open 50%"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("the summary's table lacks %q:\n%s", line, out.String())
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{7}, 7}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
