@@ -54,8 +54,9 @@ type Config struct {
 	// run's ratio taken to its own round's ceiling. The VM's speed drifts
 	// over minutes; figures of several rounds, summed up as medians
 	// (Report.Summary), say what one round cannot. Default 1. The batch
-	// and webhooks scenarios and the growth run, which do not use the
-	// ceiling, run once, in the last round.
+	// and webhooks scenarios, which drive their own runs (the webhooks
+	// scenario restarts drip serve), and the growth run run once, in the
+	// last round.
 	Rounds int
 	// ServeArgs are passed to drip serve as given (e.g. --batch-max 64).
 	ServeArgs []string
