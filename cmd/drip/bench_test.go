@@ -350,10 +350,11 @@ func TestParseCountsReadsSuffixes(t *testing.T) {
 // TestBenchRounds: with --rounds 2, each round measures the ceiling, then
 // every scenario, each run's ratio taken to its own round's ceiling, and
 // the report sums the rounds up, spread's figure over hot's paired by
-// round.
+// round. The batch scenario, which drives its own runs, runs once, in the
+// last round.
 func TestBenchRounds(t *testing.T) {
 	t.Parallel()
-	args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", "hot,spread", "--concurrency", "8", "--rates", "none", "--rounds", "2"}
+	args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", "hot,spread,batch", "--concurrency", "8", "--rates", "none", "--rounds", "2"}
 	rep := runBenchReport(t, args)
 	if !rep.OK {
 		t.Errorf("drip bench --rounds 2: a gate failed")
@@ -363,27 +364,33 @@ func TestBenchRounds(t *testing.T) {
 	}
 	var ran []string
 	for _, r := range slices.Concat(rep.Ceiling, rep.Runs) {
-		ran = append(ran, fmt.Sprintf("%s #%d", r.Scenario, r.Round))
+		ran = append(ran, strings.TrimSpace(fmt.Sprintf("%s %s #%d", r.Scenario, r.Variant, r.Round)))
 	}
-	if diff := cmp.Diff([]string{"ceiling #1", "ceiling #2", "hot #1", "spread #1", "hot #2", "spread #2"}, ran); diff != "" {
+	want := []string{"ceiling  #1", "ceiling  #2", "hot  #1", "spread  #1", "hot  #2", "spread  #2", "batch hot #2", "batch 50 #2", "batch 500 #2"}
+	if diff := cmp.Diff(want, ran); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
 	for _, r := range rep.Runs {
+		if r.Scenario == "batch" {
+			continue // its figures are its own (BatchRun)
+		}
 		ceiling := rep.Ceiling[r.Round-1].RepliesPerS
 		if want := r.RepliesPerS / ceiling; r.CeilingRatio != want {
 			t.Errorf("%s #%d: ratio %v, want its round's %v", r.Scenario, r.Round, r.CeilingRatio, want)
 		}
 	}
-	if len(rep.Summary) != 3 {
-		t.Fatalf("summary of %d lines, want ceiling, hot and spread: %+v", len(rep.Summary), rep.Summary)
-	}
-	for i, name := range []string{"ceiling", "hot", "spread"} {
-		if s := rep.Summary[i]; s.Scenario != name || s.Rounds != 2 || s.RepliesPerS <= 0 {
-			t.Errorf("summary line %d: %+v; want %s over 2 rounds", i, s, name)
+	var summed []string
+	for _, s := range rep.Summary {
+		summed = append(summed, fmt.Sprintf("%s %s %d", s.Scenario, s.Variant, s.Rounds))
+		if s.RepliesPerS <= 0 {
+			t.Errorf("summary of %s %s: no replies", s.Scenario, s.Variant)
 		}
 	}
-	if s := rep.Summary[2]; s.OfHot <= 0 {
-		t.Errorf("spread's summary: of hot %v, want its payouts over hot's", s.OfHot)
+	if diff := cmp.Diff([]string{"ceiling  2", "hot  2", "spread  2", "batch hot 1", "batch 50 1", "batch 500 1"}, summed); diff != "" {
+		t.Errorf("summary: scenario, variant, rounds (-want +got):\n%s", diff)
+	}
+	if len(rep.Summary) > 2 && rep.Summary[2].OfHot <= 0 {
+		t.Errorf("spread's summary: of hot %v, want its payouts over hot's", rep.Summary[2].OfHot)
 	}
 }
 

@@ -48,7 +48,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	trustedProxies := fs.String("trusted-proxies", "", "load balancers (addresses or CIDRs, comma-separated) whose X-Forwarded-For tells the caller's IP")
 	batchMax := fs.Int("batch-max", 0, "most payouts committed in one transaction (group commit, D5); 0: engine default")
 	batchWait := fs.Duration("batch-wait", 0, "how long every batch waits for more payouts before committing; 0: take what is queued")
-	batchBusyWait := fs.Duration("batch-busy-wait", 0, "how long a batch waits for more payouts when they come fast (D5); unset: the engine's, 500µs on SQLite, none on PostgreSQL; 0: never")
+	batchBusyWait := fs.Duration(busyWaitFlag, 0, "how long a batch waits for more payouts when they come fast (D5); unset: the engine's, 500µs on SQLite, none on PostgreSQL; 0: never")
 	batchWriters := fs.Int("batch-writers", 0, "transactions committing payouts at once, each for a shard of faucets; 0: engine default")
 	// Only drip bench starts a server with the no-op ceiling endpoint:
 	// the flag is hidden from the help and from DRIP_ variables.
@@ -354,10 +354,13 @@ func priceSource(file, feedURL string, maxAge, poll time.Duration, log *slog.Log
 	return price.Static(price.Builtin(), "static", time.Now), nil, nil
 }
 
+// busyWaitFlag is serve's --batch-busy-wait, named once for busyWait.
+const busyWaitFlag = "batch-busy-wait"
+
 // busyWait is --batch-busy-wait, d, as BatchConfig.BusyWait: unset, the
 // engine's default (zero); set to 0, no busy wait (ledger.NoWait).
 func busyWait(fs *flag.FlagSet, d time.Duration) time.Duration {
-	if d == 0 && given(fs, "batch-busy-wait") {
+	if d == 0 && given(fs, busyWaitFlag) {
 		return ledger.NoWait
 	}
 	return d

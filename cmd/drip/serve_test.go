@@ -158,7 +158,7 @@ func TestBusyWaitFlag(t *testing.T) {
 				t.Setenv("DRIP_BATCH_BUSY_WAIT", tt.env)
 			}
 			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-			d := fs.Duration("batch-busy-wait", 0, "")
+			d := fs.Duration(busyWaitFlag, 0, "")
 			if err := parseFlags(context.Background(), fs, tt.args, io.Discard, withConfig); err != nil {
 				t.Fatal(err)
 			}
