@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	serverTrace := fs.String("server-trace", "", "passed to drip serve as --trace: the server's execution trace over the whole bench (large)")
 	fs.BoolVar(&cfg.Short, "short", false, "CI mode: small figures, a few seconds in all; the gates are what counts")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	compare := fs.String("compare", "", "also bench the drip executable at this path (a build of main, say), in turn with this one round by round, and report this one's figures over its")
 	if err := parseFlags(ctx, fs, args, stdout, noConfig); err != nil {
 		return err
 	}
@@ -94,6 +96,9 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cfg.Executable, err = os.Executable(); err != nil {
 		return err
 	}
+	if *compare != "" {
+		return benchCompare(ctx, fs, cfg.Executable, *compare, max(cfg.Rounds, 1), *asJSON, stdout, stderr)
+	}
 	cfg.OpenStore = func(ctx context.Context, dataDir, databaseURL string) (store.Store, error) {
 		return openStore(ctx, dbFlags{dataDir: dataDir, databaseURL: databaseURL})
 	}
@@ -113,6 +118,58 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if !report.OK {
 		return errors.New("bench: a correctness gate failed (see FAILED above)")
+	}
+	return nil
+}
+
+// compareRefuses are the bench flags that name one place for the whole
+// bench, which both sides of a comparison would then share: the data
+// directory (the second side would find the first's database) and the
+// server's records (the second would overwrite the first's).
+var compareRefuses = []string{"data-dir", "keep", "server-cpu-profile", "server-mem-profile", "server-trace"}
+
+// benchCompare runs drip bench --compare: this executable's bench and
+// base's in turn, rounds times (bench.Compare), each with the flags given
+// here but --compare, --rounds and --json.
+func benchCompare(ctx context.Context, fs *flag.FlagSet, this, base string, rounds int, asJSON bool, stdout, stderr io.Writer) error {
+	var args []string
+	var refused error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case slices.Contains(compareRefuses, f.Name):
+			refused = usagef("--compare: --%s names one place for both sides; leave it out", f.Name)
+		case f.Name != "compare" && f.Name != "rounds" && f.Name != "json":
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	if refused != nil {
+		return refused
+	}
+	path, err := exec.LookPath(base)
+	if err != nil {
+		return usagef("--compare: %v", err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != envName("compare") && name != envName("rounds") && name != envName("json") {
+			env = append(env, kv)
+		}
+	}
+	c, err := bench.Compare(ctx, bench.CompareConfig{This: this, Base: path, Args: args, Env: env, Rounds: rounds, Log: stderr})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		err = c.WriteJSON(stdout)
+	} else {
+		err = c.WriteTable(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if !c.OK {
+		return errors.New("bench: a correctness gate failed (see FAIL above)")
 	}
 	return nil
 }

@@ -314,6 +314,9 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		{"not postgres", []string{"--database-url", "mysql://x"}, "postgres://"},
 		{"too many rounds", []string{"--rounds", "101"}, "--rounds: 101 is not 1-100"},
 		{"negative rounds", []string{"--rounds", "-1"}, "--rounds: -1 is not 1-100"},
+		{"nothing to compare with", []string{"--compare", "/nonexistent/drip"}, "--compare: exec: \"/nonexistent/drip\""},
+		{"one data directory for both sides", []string{"--compare", dripBin, "--data-dir", "/tmp/x"}, "--compare: --data-dir names one place for both sides"},
+		{"one profile for both sides", []string{"--compare", dripBin, "--server-cpu-profile", "/tmp/x"}, "--compare: --server-cpu-profile"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -391,6 +394,57 @@ func TestBenchRounds(t *testing.T) {
 	}
 	if len(rep.Summary) > 2 && rep.Summary[2].OfHot <= 0 {
 		t.Errorf("spread's summary: of hot %v, want its payouts over hot's", rep.Summary[2].OfHot)
+	}
+}
+
+// TestBenchCompare: drip bench --compare runs a whole bench of each side
+// a round, in turn (this first in odd rounds), each with the flags given
+// but --compare, --rounds and --json, and pairs their runs by round. The
+// comparison and its rounds are given here through the environment, which
+// the sides must not inherit: a side that did would compare again rather
+// than write its report.
+func TestBenchCompare(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(dripBin, "bench", "--short", "--duration", "1s", "--scenarios", "hot", "--concurrency", "8", "--rates", "none")
+	cmd.Env = append(os.Environ(), "DRIP_COMPARE="+dripBin, "DRIP_ROUNDS=2", "DRIP_JSON=true")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("drip bench --compare: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var c bench.Comparison
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
+		t.Fatalf("output is not a comparison: %v\n%s", err, stdout.String())
+	}
+	if !c.OK || c.Rounds != 2 || c.Base != dripBin {
+		t.Errorf("ok %v, rounds %d, base %q; want ok, 2, %q", c.OK, c.Rounds, c.Base, dripBin)
+	}
+	var ran []string
+	for _, b := range c.Benches {
+		var runs []string
+		for _, r := range slices.Concat(b.Report.Ceiling, b.Report.Runs) {
+			runs = append(runs, fmt.Sprintf("%s c=%d", r.Scenario, r.Concurrency))
+		}
+		ran = append(ran, fmt.Sprintf("#%d %s rounds=%d: %s", b.Round, b.Side, b.Report.Settings.Rounds, strings.Join(runs, ", ")))
+	}
+	want := []string{
+		"#1 this rounds=1: ceiling c=8, hot c=8",
+		"#1 base rounds=1: ceiling c=8, hot c=8",
+		"#2 base rounds=1: ceiling c=8, hot c=8",
+		"#2 this rounds=1: ceiling c=8, hot c=8",
+	}
+	if diff := cmp.Diff(want, ran); diff != "" {
+		t.Errorf("benches (-want +got):\n%s", diff)
+	}
+	var paired []string
+	for _, p := range c.Pairs {
+		paired = append(paired, fmt.Sprintf("%s c=%d rounds=%d", p.Label, p.Concurrency, p.Rounds))
+		if p.Ratio <= 0 || p.This.RepliesPerS <= 0 || p.Base.RepliesPerS <= 0 {
+			t.Errorf("pair %s: ratio %v, this %v, base %v replies/s; want each measured", p.Label, p.Ratio, p.This.RepliesPerS, p.Base.RepliesPerS)
+		}
+	}
+	if diff := cmp.Diff([]string{"ceiling c=8 rounds=2", "hot c=8 rounds=2"}, paired); diff != "" {
+		t.Errorf("pairs (-want +got):\n%s", diff)
 	}
 }
 
