@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
+	"time"
 )
 
 // A comparison benches two drip executables in turn, round by round, and
@@ -122,7 +124,15 @@ func benchOnce(ctx context.Context, exe string, args, env []string, log io.Write
 	cmd := exec.CommandContext(ctx, exe, append([]string{"bench", "--json", "--rounds", "1"}, args...)...)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Env = &stdout, log, env
+	// Stopped early, a side is interrupted as a terminal would, so that it
+	// stops its drip serve and removes its database; killed only if it
+	// has not within a minute.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Minute
 	runErr := cmd.Run()
+	if err := ctx.Err(); err != nil {
+		return nil, err // interrupted: no report is owed
+	}
 	var rep Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		return nil, errors.Join(runErr, fmt.Errorf("no report on its output: %w", err))
