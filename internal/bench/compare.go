@@ -62,13 +62,16 @@ type SideBench struct {
 
 // Pair is one run of both sides summed up over the rounds.
 type Pair struct {
-	Label       string `json:"label"` // the scenario, and its variant or growth step
+	Label       string `json:"label"` // the scenario, and its variant
 	Mode        string `json:"mode"`
 	Concurrency int    `json:"concurrency"`
 	RatePercent int    `json:"rate_percent,omitempty"`
-	Rounds      int    `json:"rounds"` // in which both sides ran it
-	This        Side   `json:"this"`
-	Base        Side   `json:"base"`
+	// This and Base are each side's medians over the rounds, as a bench of
+	// several rounds sums itself up (its of hot too, paired by round).
+	This Summary `json:"this"`
+	Base Summary `json:"base"`
+	// Rounds is in how many rounds both sides ran it.
+	Rounds int `json:"rounds"`
 	// Ratio is the median over the rounds of this side's payouts/s over
 	// the base's in the same round (replies/s for a run that pays
 	// nothing, such as the ceiling); RatioMin and RatioMax its range.
@@ -77,15 +80,6 @@ type Pair struct {
 	RatioMax float64 `json:"ratio_max"`
 	// Ahead is in how many rounds this side's figure was the higher.
 	Ahead int `json:"ahead"`
-}
-
-// Side is one side's medians of a run over the rounds.
-type Side struct {
-	PayoutsPerS     float64 `json:"payouts_per_s"`
-	RepliesPerS     float64 `json:"replies_per_s"`
-	CeilingRatio    float64 `json:"ceiling_ratio"`
-	P99             float64 `json:"p99_ms"`
-	CPUPer1kPayouts float64 `json:"cpu_s_per_1k_payouts"`
 }
 
 // Compare runs cfg.Rounds rounds, each a bench of both sides in turn.
@@ -144,7 +138,8 @@ func benchOnce(ctx context.Context, exe string, args, env []string, log io.Write
 }
 
 // pairSides pairs each run of this side's benches with the base's of the
-// same round, in the order the runs first ran.
+// same round, in the order the runs first ran. The growth run, which has
+// no summary of its rounds either, is left out.
 func pairSides(benches []SideBench) []Pair {
 	type key struct {
 		label, mode      string
@@ -155,46 +150,42 @@ func pairSides(benches []SideBench) []Pair {
 		round int
 	}
 	runs := map[string]map[at]*Result{"this": {}, "base": {}}
-	var order []key
-	seen := map[key]bool{}
-	for _, b := range benches {
-		for _, r := range b.Report.all() {
-			k := key{r.label(), r.Mode, r.Concurrency, r.RatePercent}
-			runs[b.Side][at{k, b.Round}] = r
-			if !seen[k] {
-				seen[k] = true
-				order = append(order, k)
-			}
-		}
-	}
+	sides := map[string][]*Result{}
 	rounds := 0
 	for _, b := range benches {
 		rounds = max(rounds, b.Round)
+		for _, r := range slices.Concat(b.Report.Ceiling, b.Report.Runs) {
+			r.Round = b.Round // the comparison's round: each side's bench has one
+			runs[b.Side][at{key{r.label(), r.Mode, r.Concurrency, r.RatePercent}, b.Round}] = r
+			sides[b.Side] = append(sides[b.Side], r)
+		}
+	}
+	base := map[key]Summary{}
+	for _, s := range summarizeRounds(nil, sides["base"]) {
+		base[key{s.label(), s.Mode, s.Concurrency, s.RatePercent}] = s
 	}
 	var out []Pair
-	for _, k := range order {
-		var this, base []*Result
+	for _, this := range summarizeRounds(nil, sides["this"]) {
+		k := key{this.label(), this.Mode, this.Concurrency, this.RatePercent}
+		b, ok := base[k]
+		if !ok {
+			continue // this side's only: nothing to pair
+		}
+		p := Pair{Label: k.label, Mode: k.mode, Concurrency: k.concurrency, RatePercent: k.pct, This: this, Base: b}
 		var ratios []float64
-		ahead := 0
 		for round := 1; round <= rounds; round++ {
 			t, b := runs["this"][at{k, round}], runs["base"][at{k, round}]
 			if t == nil || b == nil {
 				continue
 			}
-			this, base = append(this, t), append(base, b)
-			tf, bf := t.figure(), b.figure()
-			if bf > 0 {
+			p.Rounds++
+			if tf, bf := t.figure(), b.figure(); bf > 0 {
 				ratios = append(ratios, tf/bf)
-			}
-			if tf > bf {
-				ahead++
+				if tf > bf {
+					p.Ahead++
+				}
 			}
 		}
-		if len(this) == 0 {
-			continue // one side only: nothing to pair
-		}
-		p := Pair{Label: k.label, Mode: k.mode, Concurrency: k.concurrency, RatePercent: k.pct,
-			Rounds: len(this), This: sideMedians(this), Base: sideMedians(base), Ahead: ahead}
 		if len(ratios) > 0 {
 			p.Ratio, p.RatioMin, p.RatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
 		}
@@ -210,19 +201,6 @@ func (run *Result) figure() float64 {
 		return run.PayoutsPerS
 	}
 	return run.RepliesPerS
-}
-
-func sideMedians(rs []*Result) Side {
-	var payouts, replies, ratios, p99s, cpus []float64
-	for _, r := range rs {
-		payouts = append(payouts, r.PayoutsPerS)
-		replies = append(replies, r.RepliesPerS)
-		ratios = append(ratios, r.CeilingRatio)
-		p99s = append(p99s, r.Latency.P99)
-		cpus = append(cpus, r.CPUPer1kPayouts)
-	}
-	return Side{PayoutsPerS: median(payouts), RepliesPerS: median(replies), CeilingRatio: median(ratios),
-		P99: median(p99s), CPUPer1kPayouts: median(cpus)}
 }
 
 // WriteJSON writes the comparison as indented JSON.
@@ -248,16 +226,23 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "\nover the rounds, medians; this/base: this side's payouts/s (replies/s for the ceiling) over the base's\n"+
-		"in the same round, the median and its range; ahead: rounds in which this side's was the higher\n")
-	const pairHead = "%-22s %-9s %4s %6s %11s %11s %9s %11s %6s %11s %11s %11s %11s\n"
+		"in the same round, the median and its range; ahead: rounds in which this side's was the higher;\n"+
+		"of hot: payouts/s over hot's of the same side in the same round\n")
+	const pairHead = "%-22s %-9s %4s %6s %9s %9s %9s %11s %5s %10s %10s %8s %8s %8s %8s\n"
 	fmt.Fprintf(w, pairHead, "scenario", "loop", "c", "rounds", "this /s", "base /s", "this/base", "range", "ahead",
-		"this ratio", "base ratio", "this p99", "base p99")
+		"this ratio", "base ratio", "this p99", "base p99", "this hot", "base hot")
 	for _, p := range c.Pairs {
 		run := Result{Mode: p.Mode, RatePercent: p.RatePercent}
-		fmt.Fprintf(w, "%-22s %-9s %4d %6d %11.0f %11.0f %9.3f %11s %6s %11.3f %11.3f %11.2f %11.2f\n",
+		ofHot := func(s Summary) string {
+			if s.OfHot == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.3f", s.OfHot)
+		}
+		fmt.Fprintf(w, "%-22s %-9s %4d %6d %9.0f %9.0f %9.3f %11s %5s %10.3f %10.3f %8.2f %8.2f %8s %8s\n",
 			p.Label, run.loop(), p.Concurrency, p.Rounds, p.This.figure(), p.Base.figure(), p.Ratio,
 			fmt.Sprintf("%.3f-%.3f", p.RatioMin, p.RatioMax), fmt.Sprintf("%d/%d", p.Ahead, p.Rounds),
-			p.This.CeilingRatio, p.Base.CeilingRatio, p.This.P99, p.Base.P99)
+			p.This.CeilingRatio, p.Base.CeilingRatio, p.This.P99, p.Base.P99, ofHot(p.This), ofHot(p.Base))
 	}
 	if c.OK {
 		fmt.Fprintln(w, "\nall gates passed")
@@ -267,10 +252,17 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 	return nil
 }
 
-// figure is the side's median payouts/s, or replies/s if it paid nothing.
-func (s Side) figure() float64 {
+// figure is the summary's median payouts/s, or replies/s if it paid
+// nothing.
+func (s Summary) figure() float64 {
 	if s.PayoutsPerS > 0 {
 		return s.PayoutsPerS
 	}
 	return s.RepliesPerS
+}
+
+// label is the summary's run's name in a table.
+func (s Summary) label() string {
+	run := Result{Scenario: s.Scenario, Variant: s.Variant}
+	return run.label()
 }

@@ -23,24 +23,37 @@ func TestPairSidesByRound(t *testing.T) {
 		return SideBench{Round: round, Side: side, Report: &Report{Ceiling: []*Result{run("ceiling", 0, ceiling, 5)}, Runs: runs}}
 	}
 	benches := []SideBench{
-		bench(1, "this", 10000, run("hot", 4400, 4400, 20)),
-		bench(1, "base", 10000, run("hot", 4000, 4000, 22)),
-		bench(2, "base", 12000, run("hot", 5000, 5000, 18), run("spread", 4000, 4000, 30)),
-		bench(2, "this", 11000, run("hot", 4500, 4500, 19)),
-		bench(3, "this", 9000, run("hot", 5100, 5100, 17)),
-		bench(3, "base", 10000, run("hot", 5100, 5100, 21)),
+		bench(1, "this", 10000, run("hot", 4400, 4400, 20), run("spread", 3960, 3960, 25)),
+		bench(1, "base", 10000, run("hot", 4000, 4000, 22), run("spread", 3200, 3200, 30)),
+		bench(2, "base", 12000, run("hot", 5000, 5000, 18), run("spread", 4000, 4000, 28), run("mixed", 3000, 4000, 20)),
+		bench(2, "this", 11000, run("hot", 4500, 4500, 19), run("spread", 3600, 3600, 24)),
+		bench(3, "this", 9000, run("hot", 5100, 5100, 17), run("spread", 5100, 5100, 23)),
+		bench(3, "base", 10000, run("hot", 5100, 5100, 21), run("spread", 3570, 3570, 29)),
 	}
 	got := pairSides(benches)
-	side := func(payouts, replies, p99 float64) Side {
-		return Side{PayoutsPerS: payouts, RepliesPerS: replies, CeilingRatio: replies / 10000, P99: p99, CPUPer1kPayouts: 0.1}
+	summary := func(scenario string, payouts, p99, min, max, ofHot float64) Summary {
+		return Summary{Scenario: scenario, Mode: "closed", Concurrency: 64, Rounds: 3, PayoutsPerS: payouts, RepliesPerS: payouts,
+			CeilingRatio: payouts / 10000, CeilingRatioMin: min, CeilingRatioMax: max, P99: p99, CPUPer1kPayouts: 0.1,
+			OfHot: ofHot, OfHotReplies: ofHot}
 	}
 	want := []Pair{
 		// 1.0, 0.917 and 0.9 by round; the medians' ratio would be 1.0.
-		{Label: "ceiling", Mode: "closed", Concurrency: 64, Rounds: 3, This: side(0, 10000, 5), Base: side(0, 10000, 5),
+		{Label: "ceiling", Mode: "closed", Concurrency: 64, Rounds: 3,
+			This: Summary{Scenario: "ceiling", Mode: "closed", Concurrency: 64, Rounds: 3, RepliesPerS: 10000, CeilingRatio: 1,
+				CeilingRatioMin: 0.9, CeilingRatioMax: 1.1, P99: 5, CPUPer1kPayouts: 0.1},
+			Base: Summary{Scenario: "ceiling", Mode: "closed", Concurrency: 64, Rounds: 3, RepliesPerS: 10000, CeilingRatio: 1,
+				CeilingRatioMin: 1, CeilingRatioMax: 1.2, P99: 5, CPUPer1kPayouts: 0.1},
 			Ratio: 11000.0 / 12000, RatioMin: 0.9, RatioMax: 1, Ahead: 0},
 		// 1.1, 0.9 and 1.0 by round: ahead only in the first.
-		{Label: "hot", Mode: "closed", Concurrency: 64, Rounds: 3, This: side(4500, 4500, 19), Base: side(5000, 5000, 21),
+		{Label: "hot", Mode: "closed", Concurrency: 64, Rounds: 3,
+			This: summary("hot", 4500, 19, 0.44, 0.51, 0), Base: summary("hot", 5000, 21, 0.40, 0.51, 0),
 			Ratio: 1, RatioMin: 0.9, RatioMax: 1.1, Ahead: 1},
+		// Of hot, each side's own round by round: this 0.9, 0.8, 1.0; the
+		// base 0.8, 0.8, 0.7.
+		{Label: "spread", Mode: "closed", Concurrency: 64, Rounds: 3,
+			This: summary("spread", 3960, 24, 0.36, 0.51, 0.9), Base: summary("spread", 3570, 29, 0.32, 0.40, 0.8),
+			Ratio: 3960.0 / 3200, RatioMin: 0.9, RatioMax: 5100.0 / 3570, Ahead: 2},
+		// mixed ran on the base's side only: nothing to pair.
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("pairs (-want +got):\n%s", diff)
@@ -53,7 +66,8 @@ func TestPairSidesByRound(t *testing.T) {
 	}
 	for _, line := range []string{
 		"this /tmp/drip against base /tmp/drip-main, 3 rounds",
-		"hot                    closed      64      3        4500        5000     1.000 0.900-1.100    1/3",
+		"hot                    closed      64      3      4500      5000     1.000 0.900-1.100   1/3      0.450      0.500    19.00    21.00        -        -",
+		"spread                 closed      64      3      3960      3570     1.238 0.900-1.429   2/3      0.396      0.357    24.00    29.00    0.900    0.800",
 		"all gates passed",
 	} {
 		if !strings.Contains(out.String(), line) {
