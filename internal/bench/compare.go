@@ -18,7 +18,7 @@ import (
 // in one sitting, as BENCHMARKS.md's rule asks, without a script of one's
 // own. Each side of a round is a whole bench of its executable (its own
 // database, fixtures and drip serve, built by its own code), run as a
-// child `drip bench --json --rounds 1`: two builds with different
+// child `drip bench --json` of one round: two builds with different
 // migrations can be compared, and neither side's setup runs in the
 // other's process. The sides take turns: this one first in odd rounds,
 // the base first in even ones (A B B A ...), so a drift of the machine
@@ -115,7 +115,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Comparison, error) {
 // bench exits 1 when a gate fails, having written its report; that is a
 // report, not an error.
 func benchOnce(ctx context.Context, exe string, args, env []string, log io.Writer) (*Report, error) {
-	cmd := exec.CommandContext(ctx, exe, append([]string{"bench", "--json", "--rounds", "1"}, args...)...)
+	// No --rounds: one is each bench's default (the environment's is not
+	// passed on), and a build from before --rounds can be compared too.
+	cmd := exec.CommandContext(ctx, exe, append([]string{"bench", "--json"}, args...)...)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Env = &stdout, log, env
 	// Stopped early, a side is interrupted as a terminal would, so that it
