@@ -125,8 +125,9 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // compareRefuses are the bench flags that name one place for the whole
 // bench, which both sides of a comparison would then share: the data
 // directory (the second side would find the first's database) and the
-// server's records (the second would overwrite the first's).
-var compareRefuses = []string{"data-dir", "keep", "server-cpu-profile", "server-mem-profile", "server-trace"}
+// server's records (the second would overwrite the first's). --keep is
+// not one: each side keeps its own temporary directory or schema.
+var compareRefuses = []string{"data-dir", "server-cpu-profile", "server-mem-profile", "server-trace"}
 
 // benchCompare runs drip bench --compare: this executable's bench and
 // base's in turn, rounds times (bench.Compare), each with the flags given
