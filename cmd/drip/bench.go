@@ -108,15 +108,23 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		err = report.WriteJSON(stdout)
-	} else {
-		err = report.WriteTable(stdout)
+	return writeBenchOutcome(stdout, *asJSON, report, report.OK)
+}
+
+// writeBenchOutcome prints a bench's report or a comparison, as JSON or a
+// table, and fails the command if a gate failed.
+func writeBenchOutcome(stdout io.Writer, asJSON bool, out interface {
+	WriteJSON(io.Writer) error
+	WriteTable(io.Writer) error
+}, ok bool) error {
+	write := out.WriteTable
+	if asJSON {
+		write = out.WriteJSON
 	}
-	if err != nil {
+	if err := write(stdout); err != nil {
 		return err
 	}
-	if !report.OK {
+	if !ok {
 		return errors.New("bench: a correctness gate failed (see FAILED above)")
 	}
 	return nil
@@ -161,18 +169,7 @@ func benchCompare(ctx context.Context, fs *flag.FlagSet, this, base string, roun
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		err = c.WriteJSON(stdout)
-	} else {
-		err = c.WriteTable(stdout)
-	}
-	if err != nil {
-		return err
-	}
-	if !c.OK {
-		return errors.New("bench: a correctness gate failed (see FAIL above)")
-	}
-	return nil
+	return writeBenchOutcome(stdout, asJSON, c, c.OK)
 }
 
 // parseCounts reads a comma-separated list of non-negative integers, which

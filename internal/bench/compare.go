@@ -198,19 +198,17 @@ func pairSides(benches []SideBench) []Pair {
 
 // figure is what a comparison sets side by side: payouts a second, or
 // replies a second for a run that pays nothing (the ceiling).
-func (run *Result) figure() float64 {
-	if run.PayoutsPerS > 0 {
-		return run.PayoutsPerS
+func (run *Result) figure() float64 { return figure(run.PayoutsPerS, run.RepliesPerS) }
+
+func figure(payouts, replies float64) float64 {
+	if payouts > 0 {
+		return payouts
 	}
-	return run.RepliesPerS
+	return replies
 }
 
 // WriteJSON writes the comparison as indented JSON.
-func (c *Comparison) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(c)
-}
+func (c *Comparison) WriteJSON(w io.Writer) error { return writeJSON(w, c) }
 
 // WriteTable writes each bench's runs in the order they ran, then the
 // pairs, and the gates that failed.
@@ -226,6 +224,9 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		if gates := gateSummary(b.Report.Gates); gates != "ok" {
 			fmt.Fprintf(w, "%-6d %-5s the bench's own gates: %s\n", b.Round, b.Side, gates)
 		}
+	}
+	for _, b := range c.Benches {
+		b.Report.writeFailures(w, fmt.Sprintf("round %d %s: ", b.Round, b.Side))
 	}
 	fmt.Fprintf(w, "\nover the rounds, medians; this/base: this side's payouts/s (replies/s for the ceiling) over the base's\n"+
 		"in the same round, the median and its range; ahead: rounds in which this side's was the higher;\n"+
@@ -246,22 +247,14 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 			fmt.Sprintf("%.3f-%.3f", p.RatioMin, p.RatioMax), fmt.Sprintf("%d/%d", p.Ahead, p.Rounds),
 			p.This.CeilingRatio, p.Base.CeilingRatio, p.This.P99, p.Base.P99, ofHot(p.This), ofHot(p.Base))
 	}
-	if c.OK {
-		fmt.Fprintln(w, "\nall gates passed")
-	} else {
-		fmt.Fprintln(w, "\nA GATE FAILED (see FAIL above)")
-	}
+	fmt.Fprintln(w)
+	writeVerdict(w, c.OK)
 	return nil
 }
 
 // figure is the summary's median payouts/s, or replies/s if it paid
 // nothing.
-func (s Summary) figure() float64 {
-	if s.PayoutsPerS > 0 {
-		return s.PayoutsPerS
-	}
-	return s.RepliesPerS
-}
+func (s Summary) figure() float64 { return figure(s.PayoutsPerS, s.RepliesPerS) }
 
 // label is the summary's run's name in a table.
 func (s Summary) label() string {

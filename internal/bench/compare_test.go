@@ -75,3 +75,29 @@ func TestPairSidesByRound(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareTableNamesFailedGates: a comparison whose side failed a gate
+// says which round, side, run and gate, with its detail, as a bench's own
+// table does, the webhooks drain's included.
+func TestCompareTableNamesFailedGates(t *testing.T) {
+	t.Parallel()
+	failed := Gate{Name: "paid sends = new payout rows", Status: "fail", Detail: "3 sends answered 200, 4 payout rows"}
+	hot := &Result{Scenario: "hot", Mode: "closed", Concurrency: 64, PayoutsPerS: 100, RepliesPerS: 100, Gates: []Gate{failed}}
+	drain := &Drain{Gates: []Gate{{Name: "every delivery arrived", Status: "fail", Detail: "9 of 10"}}}
+	c := &Comparison{This: "a", Base: "b", Rounds: 2, Benches: []SideBench{
+		{Round: 2, Side: "base", Report: &Report{Runs: []*Result{hot}, Drain: drain}},
+	}}
+	var out bytes.Buffer
+	if err := c.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"FAILED round 2 base: hot closed c=64: paid sends = new payout rows: 3 sends answered 200, 4 payout rows",
+		"FAILED round 2 base: webhooks drain: every delivery arrived: 9 of 10",
+		"SOME GATES FAILED",
+	} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("table lacks %q:\n%s", line, out.String())
+		}
+	}
+}

@@ -238,10 +238,13 @@ func percentiles(ls []time.Duration) Latency {
 func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())) / 1000 }
 
 // WriteJSON writes the report as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// writeJSON writes v as indented JSON: a report or a comparison.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // WriteTable writes the report as a table, one line per run, and the
@@ -300,31 +303,42 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, g := range r.Gates {
 		fmt.Fprintf(w, "%s: %s\n", g.Name, g.Status)
 	}
+	r.writeFailures(w, "")
+	writeVerdict(w, r.OK)
+	return nil
+}
+
+// writeFailures writes a line for each gate that failed, with its detail,
+// each after prefix (which bench of a comparison it is).
+func (r *Report) writeFailures(w io.Writer, prefix string) {
 	for _, run := range r.all() {
 		for _, g := range run.Gates {
 			if g.Status == "fail" {
-				fmt.Fprintf(w, "FAILED %s %s c=%d: %s: %s\n", run.label(), run.loop(), run.Concurrency, g.Name, g.Detail)
+				fmt.Fprintf(w, "FAILED %s%s %s c=%d: %s: %s\n", prefix, run.label(), run.loop(), run.Concurrency, g.Name, g.Detail)
 			}
 		}
 	}
 	if r.Drain != nil {
 		for _, g := range r.Drain.Gates {
 			if g.Status == "fail" {
-				fmt.Fprintf(w, "FAILED webhooks drain: %s: %s\n", g.Name, g.Detail)
+				fmt.Fprintf(w, "FAILED %swebhooks drain: %s: %s\n", prefix, g.Name, g.Detail)
 			}
 		}
 	}
 	for _, g := range r.Gates {
 		if g.Status == "fail" {
-			fmt.Fprintf(w, "FAILED %s: %s\n", g.Name, g.Detail)
+			fmt.Fprintf(w, "FAILED %s%s: %s\n", prefix, g.Name, g.Detail)
 		}
 	}
-	if r.OK {
+}
+
+// writeVerdict ends a report's or a comparison's table.
+func writeVerdict(w io.Writer, ok bool) {
+	if ok {
 		fmt.Fprintln(w, "all gates passed")
 	} else {
 		fmt.Fprintln(w, "SOME GATES FAILED")
 	}
-	return nil
 }
 
 func (run *Result) label() string {
