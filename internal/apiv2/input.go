@@ -76,22 +76,31 @@ func (in *input) decode(dst any) error {
 	if in.body == nil {
 		return nil
 	}
-	if !utf8.Valid(in.body) {
+	if decodeFlat(in.body, dst) {
+		return nil
+	}
+	return decodeStrict(in.body, dst)
+}
+
+// decodeStrict is decode's whole check of a JSON body, which decodeFlat
+// skips for the bodies it can read alone.
+func decodeStrict(body []byte, dst any) error {
+	if !utf8.Valid(body) {
 		return drip.Errorf(drip.CodeMalformed, "The request body is not valid UTF-8.")
 	}
-	if bytes.Contains(in.body, []byte(`\u0000`)) && escapedNUL.Match(in.body) {
+	if bytes.Contains(body, []byte(`\u0000`)) && escapedNUL.Match(body) {
 		return errNUL
 	}
-	if json.Valid(in.body) && bytes.TrimSpace(in.body)[0] != '{' {
+	if json.Valid(body) && bytes.TrimSpace(body)[0] != '{' {
 		// null, a list, a string or a number: a body that means no
 		// parameters is empty or {} (a null taken as {} once flipped
 		// /anti-fraud/toggle).
 		return drip.Errorf(drip.CodeMalformed, "The request body must be a JSON object.")
 	}
-	if err := checkMembers(in.body, reflect.TypeOf(dst).Elem()); err != nil {
+	if err := checkMembers(body, reflect.TypeOf(dst).Elem()); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(in.body))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
