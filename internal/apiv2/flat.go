@@ -32,10 +32,6 @@ func decodeFlat(body []byte, dst any) bool {
 		return false
 	}
 	plan := flatPlanOf(v.Elem().Type())
-	// No escapes: a string's bytes are its value, and no \u0000 can hide.
-	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
-		return false
-	}
 	p := flatParser{body: body}
 	var values [maxFlatMembers]flatValue
 	var seen uint64
@@ -77,7 +73,9 @@ func decodeFlat(body []byte, dst any) bool {
 		}
 	}
 	p.space()
-	if p.i != len(body) {
+	// Checked last, once the body is known flat: a batch's body (a list)
+	// is refused at its first '[' without a pass over the whole of it.
+	if p.i != len(body) || !utf8.Valid(body) {
 		return false
 	}
 	s := v.Elem()
@@ -197,8 +195,8 @@ func (p *flatParser) byte(c byte) bool {
 	return false
 }
 
-// str reads a string without escapes (decodeFlat refused any backslash)
-// and returns the bytes between its quotes.
+// str reads a string without escapes and returns the bytes between its
+// quotes, which are then its value: no \u0000 can hide in them.
 func (p *flatParser) str() ([]byte, bool) {
 	if !p.byte('"') {
 		return nil, false
@@ -209,6 +207,8 @@ func (p *flatParser) str() ([]byte, bool) {
 		case c == '"':
 			p.i++
 			return p.body[start : p.i-1], true
+		case c == '\\': // an escape: the strict path decodes it
+			return nil, false
 		case c < 0x20: // a control character must be escaped in JSON
 			return nil, false
 		}
