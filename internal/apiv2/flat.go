@@ -176,16 +176,7 @@ type flatParser struct {
 	i    int
 }
 
-func (p *flatParser) space() {
-	for p.i < len(p.body) {
-		switch p.body[p.i] {
-		case ' ', '\t', '\r', '\n':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *flatParser) space() { p.i = skipSpace(p.body, p.i) }
 
 func (p *flatParser) byte(c byte) bool {
 	if p.i < len(p.body) && p.body[p.i] == c {

@@ -291,15 +291,20 @@ func endsScalar(c byte) bool {
 	return false
 }
 
-func (w *memberWalk) space() {
-	for w.i < len(w.body) {
-		switch w.body[w.i] {
+func (w *memberWalk) space() { w.i = skipSpace(w.body, w.i) }
+
+// skipSpace is the index of the first byte of b from i on that is not JSON
+// whitespace (len(b) if none is): the member walk's and decodeFlat's.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\r', '\n':
-			w.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 // where names the value w.path leads to as a client wrote it, such as
