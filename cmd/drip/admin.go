@@ -267,14 +267,19 @@ func faucetCreate(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// faucetFlag registers --faucet and returns a getter of the faucet it names.
-func faucetFlag(fs *flag.FlagSet) func(ctx context.Context, svc *app.App) (*drip.Faucet, error) {
+// onFaucet registers --faucet and returns a command that runs run on the
+// faucet it names, once that faucet is found.
+func onFaucet(fs *flag.FlagSet, run func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error)) runFunc {
 	id := fs.Int64("faucet", 0, "faucet id")
-	return func(ctx context.Context, svc *app.App) (*drip.Faucet, error) {
+	return func(ctx context.Context, svc *app.App) (any, string, error) {
 		if *id <= 0 {
-			return nil, usagef("--faucet is required (a faucet id)")
+			return nil, "", usagef("--faucet is required (a faucet id)")
 		}
-		return svc.Faucets.Get(ctx, *id)
+		f, err := svc.Faucets.Get(ctx, *id)
+		if err != nil {
+			return nil, "", err
+		}
+		return run(ctx, svc, f)
 	}
 }
 
@@ -289,12 +294,7 @@ func faucetView(f *drip.Faucet) map[string]any {
 }
 
 func faucetShow(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
 		balances, err := svc.Store.BalanceList(ctx, f.AccountID)
 		if err != nil {
 			return nil, "", err
@@ -309,47 +309,32 @@ func faucetShow(fs *flag.FlagSet) runFunc {
 		view["balances"] = bal
 		out, _ := json.MarshalIndent(faucetView(f), "", "  ")
 		return view, string(out) + "\nbalances:\n" + strings.Join(lines, "\n"), nil
-	}
+	})
 }
 
 func faucetRotateKey(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
 		key, err := svc.Faucets.RotateKey(ctx, f.ID)
 		if err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"pending_api_key": key},
 			fmt.Sprintf("pending api_key %s (shown once). Both keys work until: drip admin faucet confirm-rotation --faucet %d", key, f.ID), nil
-	}
+	})
 }
 
 func faucetConfirmRotation(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
 		if err := svc.Faucets.ConfirmRotation(ctx, f.ID); err != nil {
 			return nil, "", err
 		}
 		return map[string]any{"id": f.ID, "confirmed": true}, fmt.Sprintf("faucet %d: the new key is now the only key", f.ID), nil
-	}
+	})
 }
 
 func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
 	ips := fs.String("ips", "", "addresses or CIDRs, comma-separated; empty clears the whitelist")
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
 		list, err := faucet.ParseIPList(*ips)
 		if err != nil {
 			return nil, "", err
@@ -359,17 +344,13 @@ func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
 		}
 		v := faucetView(f)
 		return map[string]any{"id": f.ID, "ip_whitelist": v["ip_whitelist"]}, fmt.Sprintf("faucet %d ip_whitelist %v", f.ID, v["ip_whitelist"]), nil
-	}
+	})
 }
 
 func faucetSetLimits(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
 	raw := fs.String("limits", "", `JSON list, e.g. [{"coin":"BTC","per":"recipient","window_seconds":3600,"max_count":1}]; [] clears`)
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
+		var err error
 		dec := json.NewDecoder(strings.NewReader(*raw))
 		dec.DisallowUnknownFields()
 		var limits []drip.Limit
@@ -381,21 +362,17 @@ func faucetSetLimits(fs *flag.FlagSet) runFunc {
 		}
 		v := faucetView(f)
 		return map[string]any{"id": f.ID, "limits": v["limits"]}, fmt.Sprintf("faucet %d: %d send limits set", f.ID, len(f.Limits)), nil
-	}
+	})
 }
 
 func faucetSetRules(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
 	antiFraud := fs.String("anti-fraud", "", "on or off")
 	trust := fs.String("trust-rank", "", "minimum trust rank a recipient needs, 0-100")
 	negative := fs.String("negative-rank", "", "maximum negative rank tolerated, 0-100")
 	whitelist := fs.String("whitelist", "\x00", "comma-separated usernames, emails, addresses, hashes, IPs or CIDRs; empty clears")
 	blacklist := fs.String("blacklist", "\x00", "as --whitelist")
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
+		var err error
 		var c faucet.RulesChange
 		switch *antiFraud {
 		case "":
@@ -424,7 +401,7 @@ func faucetSetRules(fs *flag.FlagSet) runFunc {
 		}
 		out, _ := json.Marshal(f.Rules)
 		return map[string]any{"id": f.ID, "rules": f.Rules}, fmt.Sprintf("faucet %d rules %s", f.ID, out), nil
-	}
+	})
 }
 
 // splitList reads a comma-separated flag; the "\x00" default means "not given".
@@ -456,14 +433,9 @@ func knownCoin(ctx context.Context, svc *app.App, symbol string) (string, error)
 }
 
 func deposit(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
 	coinSym := fs.String("coin", "", "coin symbol")
 	amount := fs.String("amount", "", "amount in smallest units (positive integer)")
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
 		c, err := knownCoin(ctx, svc, *coinSym)
 		if err != nil {
 			return nil, "", err
@@ -478,7 +450,7 @@ func deposit(fs *flag.FlagSet) runFunc {
 		}
 		return map[string]any{"faucet": f.ID, "coin": c, "amount": n, "balance": balance},
 			fmt.Sprintf("faucet %d: %s balance %d (%s)", f.ID, c, balance, drip.FormatCoins(balance)), nil
-	}
+	})
 }
 
 func coinList(fs *flag.FlagSet) runFunc {
@@ -564,16 +536,12 @@ func keyView(k *drip.Key) map[string]any {
 }
 
 func keyMint(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
 	scopes := fs.String("scopes", "", "comma-separated: read, send, manage, admin")
 	expiresIn := fs.Duration("expires-in", 0, "lifetime, e.g. 24h (default: never expires)")
 	ips := fs.String("ips", "", "addresses or CIDRs the key may be used from, comma-separated (default: any)")
 	usdCap := fs.String("daily-usd-cap", "", "send keys: most USD value of paid sends per UTC day, e.g. 25.00")
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
+		var err error
 		p := key.MintParams{FaucetID: f.ID, ExpiresIn: *expiresIn}
 		if p.Scopes, err = drip.ParseScopes(*scopes); err != nil {
 			return nil, "", err
@@ -593,16 +561,11 @@ func keyMint(fs *flag.FlagSet) runFunc {
 		v := keyView(k)
 		out := map[string]any{"id": k.ID, "key": secret, "prefix": k.Prefix, "scopes": k.Scopes, "expires_at": v["expires_at"]}
 		return out, fmt.Sprintf("key %d (%s) scopes %v expires %v\n%s (shown once; stored hashed)", k.ID, k.Prefix, k.Scopes, v["expires_at"], secret), nil
-	}
+	})
 }
 
 func keyList(fs *flag.FlagSet) runFunc {
-	get := faucetFlag(fs)
-	return func(ctx context.Context, svc *app.App) (any, string, error) {
-		f, err := get(ctx, svc)
-		if err != nil {
-			return nil, "", err
-		}
+	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
 		keys, err := svc.Keys.List(ctx, f.ID)
 		if err != nil {
 			return nil, "", err
@@ -614,7 +577,7 @@ func keyList(fs *flag.FlagSet) runFunc {
 			lines = append(lines, fmt.Sprintf("%d %s %v expires %v revoked %v", keys[i].ID, keys[i].Prefix, keys[i].Scopes, v["expires_at"], v["revoked_at"]))
 		}
 		return out, strings.Join(lines, "\n"), nil
-	}
+	})
 }
 
 func keyRevoke(fs *flag.FlagSet) runFunc {

@@ -334,6 +334,8 @@ func TestAdminErrors(t *testing.T) {
 		{"missing flag", []string{"admin", "user", "create", "--username", "zed"}, 2, "--email is required"},
 		{"bad username", []string{"admin", "user", "create", "--username", "Z!", "--email", "z@example.com"}, 1, "Invalid username"},
 		{"unknown faucet", []string{"admin", "deposit", "--faucet", "999", "--coin", "BTC", "--amount", "5"}, 1, "No faucet 999"},
+		{"no faucet named", []string{"admin", "key", "list"}, 2, "--faucet is required"},
+		{"faucet id not positive", []string{"admin", "faucet", "show", "--faucet", "-3"}, 2, "--faucet is required"},
 		{"bad amount", []string{"admin", "deposit", "--faucet", "1", "--coin", "BTC", "--amount", "1.5"}, 2, "--amount must be a positive integer"},
 		{"bad limits JSON", []string{"admin", "faucet", "set-limits", "--faucet", "1", "--limits", "[{"}, 2, "--limits:"},
 		{"limit without a maximum", []string{"admin", "faucet", "set-limits", "--faucet", "1", "--limits", `[{"per":"faucet","window_seconds":60}]`}, 1, "give max_count or max_amount"},
