@@ -350,13 +350,13 @@ func faucetSetIPWhitelist(fs *flag.FlagSet) runFunc {
 func faucetSetLimits(fs *flag.FlagSet) runFunc {
 	raw := fs.String("limits", "", `JSON list, e.g. [{"coin":"BTC","per":"recipient","window_seconds":3600,"max_count":1}]; [] clears`)
 	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
-		var err error
 		dec := json.NewDecoder(strings.NewReader(*raw))
 		dec.DisallowUnknownFields()
 		var limits []drip.Limit
 		if err := dec.Decode(&limits); err != nil {
 			return nil, "", usagef("--limits: %v", err)
 		}
+		var err error
 		if _, f, err = svc.Faucets.SetLimits(ctx, f.ID, limits); err != nil {
 			return nil, "", err
 		}
@@ -372,7 +372,6 @@ func faucetSetRules(fs *flag.FlagSet) runFunc {
 	whitelist := fs.String("whitelist", "\x00", "comma-separated usernames, emails, addresses, hashes, IPs or CIDRs; empty clears")
 	blacklist := fs.String("blacklist", "\x00", "as --whitelist")
 	return onFaucet(fs, func(ctx context.Context, svc *app.App, f *drip.Faucet) (any, string, error) {
-		var err error
 		var c faucet.RulesChange
 		switch *antiFraud {
 		case "":
@@ -396,6 +395,7 @@ func faucetSetRules(fs *flag.FlagSet) runFunc {
 			*r.into = &n
 		}
 		c.Whitelist, c.Blacklist = splitList(*whitelist), splitList(*blacklist)
+		var err error
 		if _, f, err = svc.Faucets.SetRules(ctx, f.ID, c); err != nil {
 			return nil, "", err
 		}
