@@ -29,7 +29,7 @@ func benchmark(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&cfg.Recipients, "recipients", 0, "recipients the faucets pay round-robin (default 10000; --short 100)")
 	fs.IntVar(&cfg.SpreadFaucets, "spread-faucets", 0, "faucets of the spread scenario (default 100; --short 10)")
 	fs.Int64Var(&cfg.DryPayouts, "dry-payouts", 0, "payouts a run-dry faucet is funded for (default 5000; --short 30)")
-	fs.IntVar(&cfg.Rounds, "rounds", 0, "measure the ceiling and the scenarios this many times in turn, and sum them up as medians (default 1)")
+	fs.IntVar(&cfg.Rounds, "rounds", 0, "measure the ceiling and the scenarios this many times in turn, and each growth step this many times, and sum them up as medians (default 1)")
 	fs.BoolVar(&cfg.Growth, "growth", false, "also run the growth run: hot sends and /payouts reads with payouts already stored")
 	growthSizes := fs.String("growth-sizes", "", "payouts stored before each growth step (default 0,1M,10M; --short 0,2000)")
 	webhookBacklog := fs.String("webhook-backlog", "", "deliveries in the webhooks scenario's backlog (default 100k; --short 2000)")

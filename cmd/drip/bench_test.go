@@ -354,10 +354,10 @@ func TestParseCountsReadsSuffixes(t *testing.T) {
 // every scenario, each run's ratio taken to its own round's ceiling, and
 // the report sums the rounds up, spread's figure over hot's paired by
 // round. The batch scenario, which drives its own runs, runs once, in the
-// last round.
+// last round; the growth run, after it, measures each step once a round.
 func TestBenchRounds(t *testing.T) {
 	t.Parallel()
-	args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", "hot,spread,batch", "--concurrency", "8", "--rates", "none", "--rounds", "2"}
+	args := []string{"bench", "--short", "--duration", "1s", "--json", "--scenarios", "hot,spread,batch", "--concurrency", "8", "--rates", "none", "--rounds", "2", "--growth"}
 	rep := runBenchReport(t, args)
 	if !rep.OK {
 		t.Errorf("drip bench --rounds 2: a gate failed")
@@ -389,8 +389,25 @@ func TestBenchRounds(t *testing.T) {
 			t.Errorf("summary of %s %s: no replies", s.Scenario, s.Variant)
 		}
 	}
-	if diff := cmp.Diff([]string{"ceiling  2", "hot  2", "spread  2", "batch hot 1", "batch 50 1", "batch 500 1"}, summed); diff != "" {
+	if diff := cmp.Diff([]string{"ceiling  2", "hot  2", "spread  2", "batch hot 1", "batch 50 1", "batch 500 1",
+		"send  2", "payouts  2", "send  2", "payouts  2"}, summed); diff != "" {
 		t.Errorf("summary: scenario, variant, rounds (-want +got):\n%s", diff)
+	}
+	// The growth run, after the last round: each step measured once a
+	// round, in turn (--short's steps: 0 and 2,000 stored).
+	var grew []string
+	for _, r := range rep.Growth {
+		grew = append(grew, fmt.Sprintf("%d %s #%d", *r.Stored, r.Scenario, r.Round))
+	}
+	want = []string{"0 send #1", "0 payouts #1", "0 send #2", "0 payouts #2",
+		"2000 send #1", "2000 payouts #1", "2000 send #2", "2000 payouts #2"}
+	if diff := cmp.Diff(want, grew); diff != "" {
+		t.Errorf("growth runs (-want +got):\n%s", diff)
+	}
+	for _, s := range rep.Summary {
+		if s.Scenario == "send" && (s.Stored == nil || s.OfHot != 0) {
+			t.Errorf("a growth step's summary: stored %v, of hot %v; want its step, and no figure against hot", s.Stored, s.OfHot)
+		}
 	}
 	if len(rep.Summary) > 2 && rep.Summary[2].OfHot <= 0 {
 		t.Errorf("spread's summary: of hot %v, want its payouts over hot's", rep.Summary[2].OfHot)

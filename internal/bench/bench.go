@@ -55,8 +55,9 @@ type Config struct {
 	// over minutes; figures of several rounds, summed up as medians
 	// (Report.Summary), say what one round cannot. Default 1. The batch
 	// and webhooks scenarios, which drive their own runs (the webhooks
-	// scenario restarts drip serve), and the growth run run once, in the
-	// last round.
+	// scenario restarts drip serve), run once, in the last round; the
+	// growth run, after the last round, measures each of its steps this
+	// many times.
 	Rounds int
 	// ServeArgs are passed to drip serve as given (e.g. --batch-max 64).
 	ServeArgs []string

@@ -134,7 +134,7 @@ func (r *Report) addGate(g Gate) { r.Gates = append(r.Gates, g) }
 // finish sets OK from every gate, and the summary of several rounds.
 func (r *Report) finish() {
 	if r.Settings.Rounds > 1 {
-		r.Summary = summarizeRounds(r.Ceiling, r.Runs)
+		r.Summary = summarizeRounds(r.Ceiling, slices.Concat(r.Runs, r.Growth))
 	}
 	r.OK = true
 	for _, g := range r.allGates() {
@@ -259,9 +259,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w)
 	const head = "%-22s %-9s %4s %9s %9s %7s %8s %8s %8s %8s %7s %8s  %-28s %s\n"
 	fmt.Fprintf(w, head, "scenario", "loop", "c", "payouts/s", "replies/s", "ceiling", "p50 ms", "p90 ms", "p99 ms", "max ms", "RSS MB", "CPU/1k", "replies by status", "gates")
-	// In the order they ran: of several rounds, each round's ceiling first.
-	ran := r.all()
+	// In the order they ran: of several rounds, each round's ceiling
+	// first; the growth run last, each step's rounds in turn.
+	ran := slices.Concat(r.Ceiling, r.Runs)
 	slices.SortStableFunc(ran, func(a, b *Result) int { return a.Round - b.Round })
+	ran = append(ran, r.Growth...)
 	for _, run := range ran {
 		cpu := "-"
 		if run.CPUPer1kPayouts > 0 {

@@ -16,6 +16,8 @@ type Summary struct {
 	Mode        string `json:"mode"`
 	Concurrency int    `json:"concurrency"`
 	RatePercent int    `json:"rate_percent,omitempty"`
+	// Stored is, for a step of the growth run, the payouts loaded before it.
+	Stored *int64 `json:"stored_payouts,omitempty"`
 	// Rounds is how many rounds ran it: fewer than the bench's for the
 	// scenarios that run once (batch, webhooks).
 	Rounds          int     `json:"rounds"`
@@ -67,7 +69,7 @@ func summarizeRounds(ceiling, runs []*Result) []Summary {
 		first := rs[0]
 		s := Summary{
 			Scenario: first.Scenario, Variant: first.Variant, Mode: first.Mode,
-			Concurrency: first.Concurrency, RatePercent: first.RatePercent, Rounds: len(rs),
+			Concurrency: first.Concurrency, RatePercent: first.RatePercent, Stored: first.Stored, Rounds: len(rs),
 		}
 		var payouts, replies, ratios, p50s, p99s, cpus, ofHot, ofHotReplies []float64
 		for _, r := range rs {
@@ -77,7 +79,7 @@ func summarizeRounds(ceiling, runs []*Result) []Summary {
 			p50s = append(p50s, r.Latency.P50)
 			p99s = append(p99s, r.Latency.P99)
 			cpus = append(cpus, r.CPUPer1kPayouts)
-			if h := hot[at{r.Round, r.Concurrency}]; h != nil && h != r && r.Scenario != "ceiling" && r.Mode == "closed" && h.PayoutsPerS > 0 {
+			if h := hot[at{r.Round, r.Concurrency}]; h != nil && h != r && r.Scenario != "ceiling" && r.Stored == nil && r.Mode == "closed" && h.PayoutsPerS > 0 {
 				ofHot = append(ofHot, r.PayoutsPerS/h.PayoutsPerS)
 				ofHotReplies = append(ofHotReplies, r.RepliesPerS/h.RepliesPerS)
 			}
@@ -115,7 +117,7 @@ func (r *Report) writeSummary(w io.Writer) {
 	const head = "%-22s %-9s %4s %6s %9s %9s %7s %13s %8s %8s %8s  %s\n"
 	fmt.Fprintf(w, head, "scenario", "loop", "c", "rounds", "payouts/s", "replies/s", "ceiling", "ceiling range", "p50 ms", "p99 ms", "CPU/1k", "of hot")
 	for _, s := range r.Summary {
-		run := Result{Scenario: s.Scenario, Variant: s.Variant, Mode: s.Mode, RatePercent: s.RatePercent}
+		run := Result{Scenario: s.Scenario, Variant: s.Variant, Mode: s.Mode, RatePercent: s.RatePercent, Stored: s.Stored}
 		cpu, ofHot := "-", "-"
 		if s.CPUPer1kPayouts > 0 {
 			cpu = fmt.Sprintf("%.3f", s.CPUPer1kPayouts)

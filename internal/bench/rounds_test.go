@@ -52,6 +52,47 @@ func TestSummaryPairsEachRunWithItsRound(t *testing.T) {
 	}
 }
 
+// TestSummaryOfGrowthSteps: each step of the growth run is summed up over
+// its rounds on its own, named by what it had stored, and set against no
+// hot run (its sends are hot's, on another faucet, after every round).
+func TestSummaryOfGrowthSteps(t *testing.T) {
+	t.Parallel()
+	empty, full := int64(0), int64(10_000_000)
+	step := func(stored *int64, round int, payouts float64) *Result {
+		return &Result{Scenario: "send", Mode: "closed", Concurrency: 64, Stored: stored, Round: round,
+			PayoutsPerS: payouts, RepliesPerS: payouts, CeilingRatio: payouts / 30000, Latency: Latency{P50: 4, P99: 12}}
+	}
+	runs := []*Result{
+		{Scenario: "hot", Mode: "closed", Concurrency: 64, Round: 1, PayoutsPerS: 13000, RepliesPerS: 13000, CeilingRatio: 0.4},
+		step(&empty, 1, 14300), step(&empty, 2, 13300), step(&empty, 3, 13900),
+		step(&full, 1, 12700), step(&full, 2, 14400), step(&full, 3, 13500),
+	}
+	got := summarizeRounds(nil, runs)
+	if len(got) != 3 {
+		t.Fatalf("%d summaries, want hot's and one a step: %+v", len(got), got)
+	}
+	for i, c := range []struct {
+		stored  *int64
+		payouts float64
+	}{{&empty, 13900}, {&full, 13500}} {
+		s := got[i+1]
+		if s.Stored == nil || *s.Stored != *c.stored || s.Rounds != 3 || s.PayoutsPerS != c.payouts {
+			t.Errorf("step %d: stored %v, %d rounds, %v payouts/s; want %d, 3, %v", i, s.Stored, s.Rounds, s.PayoutsPerS, *c.stored, c.payouts)
+		}
+		if s.OfHot != 0 || s.OfHotReplies != 0 {
+			t.Errorf("step %d: of hot %v (%v), want none", i, s.OfHot, s.OfHotReplies)
+		}
+	}
+	rep := &Report{Settings: Settings{Rounds: 3}, Summary: got}
+	var out bytes.Buffer
+	rep.writeSummary(&out)
+	for _, line := range []string{"growth 0 send ", "growth 10M send "} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("the summary's table lacks %q:\n%s", line, out.String())
+		}
+	}
+}
+
 func TestMedian(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
