@@ -118,15 +118,17 @@ func (r *Report) writeSummary(w io.Writer) {
 	fmt.Fprintf(w, head, "scenario", "loop", "c", "rounds", "payouts/s", "replies/s", "ceiling", "ceiling range", "p50 ms", "p99 ms", "CPU/1k", "of hot")
 	for _, s := range r.Summary {
 		run := Result{Scenario: s.Scenario, Variant: s.Variant, Mode: s.Mode, RatePercent: s.RatePercent, Stored: s.Stored}
-		cpu, ofHot := "-", "-"
+		cpu, ofHot, ratio, span := "-", "-", "-", "-"
 		if s.CPUPer1kPayouts > 0 {
 			cpu = fmt.Sprintf("%.3f", s.CPUPer1kPayouts)
+		}
+		if s.CeilingRatio > 0 { // none for a growth step's reads: no ceiling at c=1
+			ratio, span = fmt.Sprintf("%.2f", s.CeilingRatio), fmt.Sprintf("%.2f-%.2f", s.CeilingRatioMin, s.CeilingRatioMax)
 		}
 		if s.OfHotReplies > 0 {
 			ofHot = fmt.Sprintf("%.2f (%.2f)", s.OfHot, s.OfHotReplies)
 		}
-		fmt.Fprintf(w, "%-22s %-9s %4d %6d %9.0f %9.0f %7.2f %13s %8.2f %8.2f %8s  %s\n",
-			run.label(), run.loop(), s.Concurrency, s.Rounds, s.PayoutsPerS, s.RepliesPerS, s.CeilingRatio,
-			fmt.Sprintf("%.2f-%.2f", s.CeilingRatioMin, s.CeilingRatioMax), s.P50, s.P99, cpu, ofHot)
+		fmt.Fprintf(w, "%-22s %-9s %4d %6d %9.0f %9.0f %7s %13s %8.2f %8.2f %8s  %s\n",
+			run.label(), run.loop(), s.Concurrency, s.Rounds, s.PayoutsPerS, s.RepliesPerS, ratio, span, s.P50, s.P99, cpu, ofHot)
 	}
 }

@@ -62,13 +62,15 @@ func TestSummaryOfGrowthSteps(t *testing.T) {
 		return &Result{Scenario: "send", Mode: "closed", Concurrency: 64, Stored: stored, Round: round,
 			PayoutsPerS: payouts, RepliesPerS: payouts, CeilingRatio: payouts / 30000, Latency: Latency{P50: 4, P99: 12}}
 	}
+	reads := &Result{Scenario: "payouts", Mode: "closed", Concurrency: 1, Stored: &full, Round: 1, RepliesPerS: 2100, Latency: Latency{P50: 0.4, P99: 1.4}}
 	runs := []*Result{
 		{Scenario: "hot", Mode: "closed", Concurrency: 64, Round: 1, PayoutsPerS: 13000, RepliesPerS: 13000, CeilingRatio: 0.4},
 		step(&empty, 1, 14300), step(&empty, 2, 13300), step(&empty, 3, 13900),
 		step(&full, 1, 12700), step(&full, 2, 14400), step(&full, 3, 13500),
+		reads,
 	}
 	got := summarizeRounds(nil, runs)
-	if len(got) != 3 {
+	if len(got) != 4 {
 		t.Fatalf("%d summaries, want hot's and one a step: %+v", len(got), got)
 	}
 	for i, c := range []struct {
@@ -89,6 +91,12 @@ func TestSummaryOfGrowthSteps(t *testing.T) {
 	for _, line := range []string{"growth 0 send ", "growth 10M send "} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("the summary's table lacks %q:\n%s", line, out.String())
+		}
+	}
+	// The reads have no ceiling to be a ratio of: "-", not 0.00.
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "growth 10M payouts") && strings.Contains(line, "0.00") {
+			t.Errorf("the reads' line shows a ratio: %s", line)
 		}
 	}
 }
