@@ -19,7 +19,8 @@ const growthChunk = 100_000
 // figures can be summed up as medians: one 10 s run a step read a 10M
 // step anywhere from 0.88 to 1.08 of the empty one (BENCHMARKS.md, round
 // forty). The sends of a step's earlier rounds add to what its later ones
-// find stored, a few hundred thousand payouts at most.
+// find stored: about 150,000 payouts a round at 15,000 a second, small
+// beside a 10M step.
 func (b *bench) runGrowth(ctx context.Context, f *faucetFix) error {
 	sizes := slices.Clone(b.cfg.GrowthSizes)
 	slices.Sort(sizes)
